@@ -191,8 +191,9 @@ class CompiledTask:
         if not self.is_applicable(state, a):
             raise PlanError(f"action {self.actions[a]} is not applicable")
         return State(
-            _k.apply_action(state.words, int(a), self.add_ptr, self.add_idx, self.del_ptr, self.del_idx)
-            .tobytes()
+            _k.apply_action(
+                state.words, int(a), self.add_ptr, self.add_idx, self.del_ptr, self.del_idx
+            ).tobytes()
         )
 
     def successors(self, state: State) -> list[tuple[int, State]]:
@@ -205,7 +206,14 @@ class CompiledTask:
     def expand(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hot-path expansion of packed `words`: (actions, successor words [k, n_words], is_goal)."""
         return _k.expand(
-            words, self.pre_ptr, self.pre_idx, self.add_ptr, self.add_idx, self.del_ptr, self.del_idx, self.goal
+            words,
+            self.pre_ptr,
+            self.pre_idx,
+            self.add_ptr,
+            self.add_idx,
+            self.del_ptr,
+            self.del_idx,
+            self.goal,
         )
 
     def validate_plan(self, plan: Sequence[int | str], start: State | None = None) -> list[State]:

@@ -1,0 +1,1 @@
+"""The blocksworld domain: ``domain.pddl`` (package data) and its problem ``generator``."""

@@ -1,0 +1,1 @@
+"""The ferry domain: ``domain.pddl`` (package data) and its problem ``generator``."""

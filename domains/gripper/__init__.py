@@ -1,0 +1,1 @@
+"""The gripper domain: ``domain.pddl`` (package data) and its problem ``generator``."""

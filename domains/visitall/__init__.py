@@ -1,0 +1,1 @@
+"""The visitall domain: ``domain.pddl`` (package data) and its problem ``generator``."""

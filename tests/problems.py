@@ -1,0 +1,30 @@
+"""Tiny hand-written problems of the paper's domains, shared by the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOMAINS = ROOT / "domains"
+
+FERRY_3_2 = """(define (problem ferry-3-2) (:domain ferry)
+ (:objects l0 l1 l2 c0 c1)
+ (:init (location l0) (location l1) (location l2) (car c0) (car c1)
+  (not-eq l0 l1) (not-eq l1 l0) (not-eq l0 l2) (not-eq l2 l0) (not-eq l1 l2) (not-eq l2 l1)
+  (empty-ferry) (at-ferry l0) (at c0 l0) (at c1 l1))
+ (:goal (and (at c0 l2) (at c1 l0))))
+"""
+
+GRIPPER_2 = """(define (problem gripper-2) (:domain gripper)
+ (:objects rooma roomb left right ball0 ball1)
+ (:init (room rooma) (room roomb) (gripper left) (gripper right) (ball ball0) (ball ball1)
+  (free left) (free right) (at ball0 rooma) (at ball1 roomb) (at-robby rooma))
+ (:goal (and (at ball0 roomb) (at ball1 rooma))))
+"""
+
+# roomb is not a room: no action can move the robot there, so the goal is unreachable.
+GRIPPER_UNSOLVABLE = """(define (problem gripper-dead) (:domain gripper)
+ (:objects rooma roomb left ball0)
+ (:init (room rooma) (gripper left) (ball ball0) (free left) (at ball0 rooma) (at-robby rooma))
+ (:goal (and (at ball0 roomb))))
+"""

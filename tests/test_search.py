@@ -1,0 +1,125 @@
+"""GBFS and A*: semantics (eager, goal test at generation, no re-evaluation, FIFO ties, budget)
+and plan correctness (every plan validated by replay; optimal costs against breadth-first search)."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+
+import numpy as np
+import pytest
+
+from pddlgym_sl import load_task
+from pddlgym_sl.plan import main as plan_main
+from pddlgym_sl.search import astar, gbfs
+from tests.problems import DOMAINS, GRIPPER_UNSOLVABLE
+
+
+class Recorder:
+    """A goal-count heuristic that records every batch it is asked to evaluate."""
+
+    def __init__(self, task, value=None):
+        self.task = task
+        self.value = value
+        self.batches: list[list[bytes]] = []
+
+    def batch(self, states: np.ndarray) -> np.ndarray:
+        self.batches.append([row.tobytes() for row in states])
+        if self.value is not None:
+            return np.full(len(states), self.value, dtype=float)
+        t = self.task
+        return np.array(
+            [sum(int(g) not in t.state_from_words(row) for g in t.goal) for row in states], dtype=float
+        )
+
+
+def optimal_cost(task) -> int:
+    """Breadth-first search: the optimal plan length of a unit-cost task (independent reference)."""
+    frontier, seen = deque([(task.init, 0)]), {task.init}
+    while frontier:
+        state, depth = frontier.popleft()
+        if task.is_goal(state):
+            return depth
+        for _, succ in task.successors(state):
+            if succ not in seen:
+                seen.add(succ)
+                frontier.append((succ, depth + 1))
+    raise AssertionError("unsolvable")
+
+
+def test_gbfs_finds_a_valid_plan(ferry_task):
+    result = gbfs(ferry_task, Recorder(ferry_task))
+    assert result.solved and result.status == "solved"
+    assert ferry_task.is_goal(ferry_task.validate_plan(result.plan)[-1])
+    assert result.cost == len(result.plan) == len(result.plan_indices)
+
+
+def test_gbfs_never_evaluates_a_state_twice_and_batches_each_expansion(ferry_task):
+    h = Recorder(ferry_task)
+    result = gbfs(ferry_task, h)
+    evaluated = [key for batch in h.batches for key in batch]
+    assert len(evaluated) == len(set(evaluated)) == result.evaluations
+    # one call for the initial state, then at most one call per expansion
+    assert len(h.batches) <= 1 + result.expansions
+    goal_states = [
+        k for k in evaluated if ferry_task.is_goal(ferry_task.state_from_words(np.frombuffer(k, "<u8")))
+    ]
+    assert goal_states == []  # goal test at generation: the goal is never evaluated
+
+
+def test_gbfs_with_constant_heuristic_is_breadth_first(ferry_task, gripper_task):
+    # FIFO tie-breaking + goal test at generation + constant h = breadth-first search: optimal plans.
+    for task in (ferry_task, gripper_task):
+        assert gbfs(task, Recorder(task, value=0.0)).cost == optimal_cost(task)
+
+
+def test_astar_is_optimal(ferry_task, gripper_task):
+    for task in (ferry_task, gripper_task):
+        result = astar(task, Recorder(task))  # goal count is admissible here (one goal per action)
+        assert result.solved and result.cost == optimal_cost(task)
+        task.validate_plan(result.plan)
+
+
+def test_gbfs_respects_the_evaluation_budget(ferry_task):
+    for budget in (1, 2, 5):
+        result = gbfs(ferry_task, Recorder(ferry_task, value=0.0), max_evaluations=budget)
+        assert result.evaluations <= budget
+        assert not result.solved and result.status == "evaluation_limit"
+
+
+def test_dead_ends_are_pruned_and_unsolvable_tasks_exhaust(write_problem):
+    task = load_task(DOMAINS / "gripper" / "domain.pddl", write_problem(GRIPPER_UNSOLVABLE))
+    result = gbfs(task, Recorder(task, value=0.0))
+    assert not result.solved and result.status == "exhausted"
+    result = gbfs(task, Recorder(task, value=float("inf")))
+    assert result.expansions == 0 and result.evaluations == 1 and result.status == "exhausted"
+
+
+def test_gbfs_rejects_nan_heuristic_values(ferry_task):
+    with pytest.raises(ValueError, match="NaN"):
+        gbfs(ferry_task, lambda states: np.full(len(states), np.nan))
+
+
+def test_plan_cli_json(write_problem, capsys):
+    from tests.problems import FERRY_3_2
+
+    code = plan_main(
+        [
+            str(DOMAINS / "ferry" / "domain.pddl"),
+            str(write_problem(FERRY_3_2)),
+            "--heuristic",
+            "hff",
+            "--json",
+        ]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert {"solved", "plan", "cost", "evaluations", "expansions", "seconds"} <= set(out)
+    assert out["solved"] and out["cost"] == len(out["plan"]) and out["plan"][0].startswith("(")
+
+
+def test_plan_cli_reports_bad_files(tmp_path, capsys):
+    bad = tmp_path / "bad.pddl"
+    bad.write_text("(define (problem p) (:domain ferry")
+    assert plan_main([str(DOMAINS / "ferry" / "domain.pddl"), str(bad)]) == 2
+    assert str(bad) in capsys.readouterr().err
