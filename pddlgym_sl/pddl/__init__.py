@@ -1,4 +1,9 @@
-"""PDDL reading: pyperplan's parser behind a front end that reports errors as `PDDLError`."""
+"""PDDL reading: a line-aware reader and validator in front of pyperplan's parser.
+
+`reader` tokenizes the text into a line-numbered tree, `validate` (with `checks` and `schema`)
+checks it against the STRIPS + typing fragment, and `load` hands the canonical tree to pyperplan.
+Every failure is a `PDDLError` naming the file, the line where known, and the cause.
+"""
 
 from pddlgym_sl.pddl.load import (
     parse_domain,

@@ -1,0 +1,264 @@
+"""Check a PDDL tree against the fragment we compile (STRIPS + typing) before pyperplan sees it.
+
+pyperplan accepts many broken inputs silently (unknown predicates in ``:init``, wrong arities,
+undefined objects, problems for another domain, requirements it ignores) and reports the rest
+without a line number. These checks run on the line-numbered tree from `reader.read` and raise
+
+* `ParseError` for a wrong shape (sections, fields, typed lists, formulas),
+* `UnsupportedRequirementError` for any declared requirement other than ``:strips``/``:typing``
+  and for any *use* of a construct outside that fragment (``not`` in conditions, ``or``,
+  ``forall``, ``exists``, ``when``, ``=``, numeric expressions, ...), declared or not,
+* `SemanticError` for unknown or duplicate names, wrong arities and type mismatches,
+* `GroundingError` for a problem written for another domain,
+
+each with the file and line. On success they return the same content as a canonical tree in the
+exact shape pyperplan's parser expects (sections in its order, flat ``(and ...)`` conditions and
+effects, a regenerated ``:types`` list), so pyperplan never meets an input it would misread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pddlgym_sl.errors import GroundingError
+from pddlgym_sl.pddl.checks import (
+    CONDITION_CONSTRUCTS,
+    RESERVED,
+    Checker,
+    FormulaChecker,
+    Scope,
+    define_header,
+)
+from pddlgym_sl.pddl.reader import SList, Symbol, head_of
+from pddlgym_sl.pddl.schema import DomainSchema
+
+_DOMAIN_SECTIONS = (":requirements", ":types", ":constants", ":predicates")
+_PROBLEM_SECTIONS = (":domain", ":requirements", ":objects", ":init", ":goal")
+_ACTION_FIELDS = (":parameters", ":precondition", ":effect")
+
+
+# --------------------------------------------------------------------------- domain
+def check_domain(tree: SList, source: str | Path | None = None) -> tuple[DomainSchema, list]:
+    """Validate a domain tree; return its schema and the canonical tree for pyperplan."""
+    ck = Checker(source)
+    name = define_header(ck, tree, "domain", "problem")
+    sections = ck.sections(tree, (*_DOMAIN_SECTIONS, ":action"), "domain")
+    if ":requirements" in sections:
+        ck.requirements(sections[":requirements"])
+
+    types = _domain_types(ck, sections.get(":types"))
+    constants: dict[str, str] = {}
+    if ":constants" in sections:
+        for c, (t,) in ck.typed_list(
+            sections[":constants"][1:], variables=False, allow_either=False, what=":constants"
+        ):
+            ck.known_types((t,), types, ":constants")
+            if c in constants:
+                raise ck.semantic_error(f"constant {c!r} is declared twice", c)
+            constants[c] = t
+
+    predicates: dict[str, tuple[tuple[str, ...], ...]] = {}
+    pred_lines: dict[str, int] = {}
+    for decl in sections[":predicates"][1:] if ":predicates" in sections else ():
+        if not isinstance(decl, SList) or not decl:
+            raise ck.parse_error("expected a predicate declaration '(name ?x ...)' in :predicates", decl)
+        pname = ck.name(decl[0], "a predicate name")
+        if pname in RESERVED:
+            raise ck.parse_error(f"{pname!r} is a reserved word and cannot name a predicate", pname)
+        if pname in predicates:
+            raise ck.semantic_error(
+                f"predicate {pname!r} is declared twice (first on line {pred_lines[pname]})", pname
+            )
+        params = ck.typed_list(decl[1:], variables=True, allow_either=True, what=f"predicate {pname!r}")
+        _unique_variables(ck, params, f"predicate {pname!r}")
+        for _, ts in params:
+            ck.known_types(ts, types, f"predicate {pname!r}")
+        predicates[pname] = tuple(tuple(ts) for _, ts in params)
+        pred_lines[pname] = pname.line
+
+    schema = DomainSchema(name=str(name), types=types, constants=constants, predicates=predicates)
+    fc = FormulaChecker(source, schema)
+    actions: list[list] = []
+    action_lines: dict[str, int] = {}
+    for sec in tree[2:]:
+        if sec[0] == ":action":
+            action = _action(fc, sec)
+            aname = action[1]
+            if aname in action_lines:
+                raise ck.semantic_error(
+                    f"action {aname!r} is defined twice (first on line {action_lines[aname]})", aname
+                )
+            action_lines[aname] = aname.line
+            actions.append(action)
+
+    canonical: list = ["define", ["domain", name]]
+    if types:
+        canonical.append([":types", *(x for t, p in types.items() for x in (t, "-", p))])
+    if ":constants" in sections:
+        canonical.append(sections[":constants"])
+    canonical.append(sections.get(":predicates", [":predicates"]))
+    canonical.extend(actions)
+    return schema, canonical
+
+
+def _domain_types(ck: Checker, sec: SList | None) -> dict[str, str]:
+    """Declared types -> parent, checked for unknown parents, duplicates and cycles."""
+    if sec is None:
+        return {}
+    types: dict[str, str] = {}
+    parents: dict[str, Symbol] = {}
+    for t, (parent,) in ck.typed_list(sec[1:], variables=False, allow_either=False, what=":types"):
+        if t == "object":
+            if parent != "object":
+                raise ck.semantic_error("'object' is the root type and cannot have a parent", t)
+            continue
+        if t in types:
+            raise ck.semantic_error(f"type {t!r} is declared twice", t)
+        types[t] = str(parent)
+        parents[t] = parent
+    for t, parent in parents.items():
+        if parent != "object" and parent not in types:
+            raise ck.semantic_error(f"unknown type {parent!r} (parent of type {t!r}) in :types", parent)
+    for start in types:
+        seen = {start}
+        t = types[start]
+        while t != "object":
+            if t in seen:
+                raise ck.semantic_error(f"cyclic type hierarchy through type {start!r}", parents[start])
+            seen.add(t)
+            t = types[t]
+    return types
+
+
+def _unique_variables(ck: Checker, params: list[tuple[Symbol, tuple[Symbol, ...]]], what: str) -> None:
+    seen: set[str] = set()
+    for v, _ in params:
+        if v in seen:
+            raise ck.semantic_error(f"variable {v} appears twice in {what}", v)
+        seen.add(v)
+
+
+def _action(fc: FormulaChecker, sec: SList) -> list:
+    """Check one ``(:action ...)``; return its canonical form."""
+    if len(sec) < 2:
+        raise fc.parse_error("(:action ...) needs a name", sec)
+    aname = fc.name(sec[1], "an action name")
+    fields: dict[str, Any] = {}
+    rest = sec[2:]
+    for i in range(0, len(rest), 2):
+        key = rest[i]
+        if not isinstance(key, Symbol) or key not in _ACTION_FIELDS:
+            shown = "a list" if isinstance(key, SList) else repr(key)
+            raise fc.parse_error(
+                f"expected one of {', '.join(_ACTION_FIELDS)} in action {aname!r}, found {shown}", key
+            )
+        if key in fields:
+            raise fc.parse_error(f"{key} appears twice in action {aname!r}", key)
+        if i + 1 >= len(rest):
+            raise fc.parse_error(f"{key} of action {aname!r} has no value", key)
+        fields[key] = rest[i + 1]
+
+    params_node = fields.get(":parameters", SList(sec.line))
+    if not isinstance(params_node, SList):
+        raise fc.parse_error(f"the :parameters of action {aname!r} must be a list", params_node)
+    what = f"the parameters of action {aname!r}"
+    params = fc.typed_list(list(params_node), variables=True, allow_either=True, what=what)
+    _unique_variables(fc, params, what)
+    for _, ts in params:
+        fc.known_types(ts, fc.schema.types, what)
+    variables = {str(v): tuple(str(t) for t in ts) for v, ts in params}
+
+    def scope(part: str) -> Scope:
+        return Scope(
+            where=f"the {part} of action {aname!r}",
+            variables=variables,
+            objects=fc.schema.constants,
+            object_kind="constant",
+            strict_types=False,
+        )
+
+    pre: list[SList] = []
+    eff: list[SList] = []
+    if ":precondition" in fields and fields[":precondition"] != []:
+        fc.condition(fields[":precondition"], scope("precondition"), pre)
+    if ":effect" in fields and fields[":effect"] != []:
+        fc.effect(fields[":effect"], scope("effect"), eff)
+    return [
+        ":action",
+        aname,
+        ":parameters",
+        params_node,
+        ":precondition",
+        ["and", *pre],
+        ":effect",
+        ["and", *eff],
+    ]
+
+
+# --------------------------------------------------------------------------- problem
+def check_problem(tree: SList, schema: DomainSchema, source: str | Path | None = None) -> list:
+    """Validate a problem tree against `schema`; return the canonical tree for pyperplan."""
+    fc = FormulaChecker(source, schema)
+    name = define_header(fc, tree, "problem", "domain")
+    sections = fc.sections(tree, _PROBLEM_SECTIONS, "problem")
+    for required in (":domain", ":init", ":goal"):
+        if required not in sections:
+            raise fc.parse_error(f"problem {name!r} has no ({required} ...) section", tree)
+
+    dom = sections[":domain"]
+    if len(dom) != 2:
+        raise fc.parse_error("expected (:domain NAME)", dom)
+    dname = fc.name(dom[1], "a domain name")
+    if dname != schema.name:
+        raise GroundingError(
+            f"problem is for domain {dname!r}, not {schema.name!r} (the domain it was loaded with)",
+            file=source,
+            line=dom.line,
+        )
+    if ":requirements" in sections:
+        fc.requirements(sections[":requirements"])
+
+    objects = dict(schema.constants)
+    if ":objects" in sections:
+        declared: set[str] = set()
+        for o, (t,) in fc.typed_list(
+            sections[":objects"][1:], variables=False, allow_either=False, what=":objects"
+        ):
+            fc.known_types((t,), schema.types, ":objects")
+            if o in declared:
+                raise fc.semantic_error(f"object {o!r} is declared twice", o)
+            if o in schema.constants and schema.constants[o] != t:
+                raise fc.semantic_error(
+                    f"object {o!r} is a domain constant of type {schema.constants[o]!r}, not {t!r}", o
+                )
+            declared.add(o)
+            objects[o] = str(t)
+
+    def scope(where: str) -> Scope:
+        return Scope(where=where, variables=None, objects=objects, object_kind="object", strict_types=True)
+
+    init = []
+    for atom in sections[":init"][1:]:
+        head = head_of(atom)
+        if head == "not":
+            raise fc.parse_error("negative literal (not ...) in :init: list only the true atoms", atom)
+        if head in CONDITION_CONSTRUCTS:
+            raise fc.unsupported(f"({head} ...) in :init", CONDITION_CONSTRUCTS[head], atom)
+        init.append(fc.atom(atom, scope(":init")))
+
+    goal_sec = sections[":goal"]
+    if len(goal_sec) != 2:
+        raise fc.parse_error(
+            "(:goal ...) must hold exactly one formula; join several with (and ...)", goal_sec
+        )
+    goal: list[SList] = []
+    if goal_sec[1] != []:
+        fc.condition(goal_sec[1], scope(":goal"), goal)
+
+    canonical: list = ["define", ["problem", name], [":domain", dname]]
+    if ":objects" in sections:
+        canonical.append(sections[":objects"])
+    canonical.append([":init", *init])
+    canonical.append([":goal", ["and", *goal]])
+    return canonical

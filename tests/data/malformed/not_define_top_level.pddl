@@ -1,0 +1,3 @@
+; The top-level form is not (define ...).
+(domain bw
+  (:predicates (clear ?x)))

@@ -1,0 +1,3 @@
+; This file has nothing but comments.
+;; (define (domain commented-out)
+;;   (:predicates (p)))

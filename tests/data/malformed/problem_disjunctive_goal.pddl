@@ -1,0 +1,7 @@
+; A disjunctive goal needs :disjunctive-preconditions.
+(define (problem ferry-bad)
+  (:domain ferry)
+  (:objects l0 l1 c0)
+  (:init (location l0) (location l1) (car c0) (at-ferry l0) (empty-ferry) (at c0 l0))
+  (:goal (or (at c0 l1)
+             (on c0))))

@@ -1,0 +1,6 @@
+; A problem file, given where a domain file is expected.
+(define (problem ferry-tiny)
+  (:domain ferry)
+  (:objects l0 l1 c0)
+  (:init (location l0) (location l1) (car c0) (at-ferry l0) (empty-ferry) (at c0 l0))
+  (:goal (and (at c0 l1))))

@@ -1,0 +1,5 @@
+; No (:domain ...) section.
+(define (problem ferry-bad)
+  (:objects l0 l1 c0)
+  (:init (location l0) (location l1) (car c0) (at-ferry l0) (empty-ferry) (at c0 l0))
+  (:goal (and (at c0 l1))))

@@ -1,0 +1,8 @@
+; 'at-boat' is not a predicate of the ferry domain.
+(define (problem ferry-bad)
+  (:domain ferry)
+  (:objects l0 l1 c0)
+  (:init (location l0) (location l1) (car c0)
+         (at-boat l0)
+         (empty-ferry) (at c0 l0))
+  (:goal (and (at c0 l1))))

@@ -1,0 +1,7 @@
+; 'at' takes a car and a location; here it gets one argument.
+(define (problem ferry-bad)
+  (:domain ferry)
+  (:objects l0 l1 c0)
+  (:init (location l0) (location l1) (car c0) (at-ferry l0) (empty-ferry)
+         (at c0))
+  (:goal (and (at c0 l1))))

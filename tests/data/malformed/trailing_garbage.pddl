@@ -1,0 +1,5 @@
+; Text after the closing ')' of (define ...).
+(define (domain bw)
+  (:predicates (clear ?x)))
+
+this is not pddl

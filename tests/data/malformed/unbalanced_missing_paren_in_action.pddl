@@ -1,0 +1,11 @@
+; The pickup action's effect lacks a ')', so it swallows the next action.
+(define (domain bw)
+  (:predicates (clear ?x) (holding ?x))
+  (:action pickup
+    :parameters (?x)
+    :precondition (clear ?x)
+    :effect (and (holding ?x) (not (clear ?x)))
+  (:action putdown
+    :parameters (?x)
+    :precondition (holding ?x)
+    :effect (and (clear ?x) (not (holding ?x)))))

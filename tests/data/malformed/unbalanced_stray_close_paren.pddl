@@ -1,0 +1,4 @@
+; A ')' before anything was opened.
+)
+(define (domain bw)
+  (:predicates (clear ?x)))
