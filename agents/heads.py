@@ -1,0 +1,291 @@
+r"""Distribution heads: from a model's raw outputs to N / TN distributions and heuristic values.
+
+A head is the statistical part of a learned heuristic (sections 2.2-3.1 of the paper).  The network
+(``agents/models/``) emits ``n_outputs`` raw numbers per state; the head combines them with per-state
+symbolic heuristics and returns
+
+* a distribution over the cost-to-go ``h*`` (:meth:`Head.distribution`), whose negative
+  log-likelihood is the training loss (:meth:`Head.nll`), and
+* the point estimate used by search (:meth:`Head.heuristic`).
+
+Options (all recorded in :attr:`Head.config`, so ``make_head(**head.config)`` rebuilds the head):
+
+``dist``
+    ``"n"``: ``h* ~ N(μ, σ)``, NLL ``(x − μ)²/(2σ²) + log σ + ½ log 2π`` (Eq. 4).
+    ``"tn"``: ``h* ~ TN(μ, σ, l − 0.1, u)``, NLL of Eq. 9 (stable, see ``agents.distributions``).
+``sigma``
+    ``"learn"``: ``σ = 0.1 + 10 · sigmoid(raw[..., 1])``, as in the paper's code
+    (``pddlsl/model_wrapper.py``, ``ModelWrapper._clip_sigma``): ``σ`` stays in ``(0.1, 10.1)``, so the
+    NLL can neither collapse (``σ → 0``) nor flatten, and the head needs two raw outputs.
+    ``"fixed"``: ``σ = 1/√2``, so the Gaussian NLL is ``(x − μ)²`` plus the constant ``½ log π``,
+    i.e. the MSE loss (section 2.2); one raw output.
+``residual``
+    ``"none"``: ``μ = raw[..., 0]``.  ``"hff"`` / ``"lmcut"``: ``μ = raw[..., 0] + h(s)`` with the named
+    heuristic passed as ``residual_base`` (residual learning, Yoon et al. 2008).
+``bound``
+    The admissible heuristic used as lower bound ``l``: ``"lmcut"``, ``"hmax"`` or ``"blind"``.  The
+    caller passes its values as ``lower``; the name tells the data pipeline which one
+    (:attr:`Head.lower_key`).  TN uses the *open* bound ``l − 0.1`` (appendix B.3: with a closed
+    bound, ``h* = l`` is common for a tight ``l`` and the NLL rewards ``μ → −∞``).  N uses ``l`` only
+    for ``clip``.
+``upper``
+    Upper bound when the caller passes none: ``"none"`` = ``1e5``, the paper's stand-in for a missing
+    bound (appendix B.2), or ``"inf"`` = ``+∞`` (exact; ``agents.distributions`` handles it).  An
+    explicit ``upper`` tensor (e.g. a satisficing plan cost) is opened to ``u + 0.1`` for TN; ``+∞``
+    entries stay ``+∞``.
+
+Search-time value (:meth:`Head.heuristic`):
+
+* N: ``μ``; with ``clip=True``: ``min(max(μ, l), u)`` with the raw bound ``l`` (the paper's "+clip";
+  with the default upper bound this is ``max(μ, l)``).
+* TN: ``E[x]`` of ``TN(μ, σ, l − 0.1, u)`` (Eq. 10).  It always satisfies ``l − 0.1 ≤ E[x] ≤ u``, but
+  ``E[x] ≥ l`` is *not* guaranteed: for ``μ ≪ l`` the mass piles up at the open bound and
+  ``E[x] ≈ l − 0.1 + σ²/(l − 0.1 − μ)``.  ``E[x] ≥ l`` holds e.g. whenever ``μ ≥ l`` and ``u ≥ l + 0.1``.
+  ``clip=True`` applies the same clipping to ``[l, u]`` (the paper reports "+clip" only for N).
+
+Shapes: ``raw`` is ``(..., n_outputs)``; ``lower``, ``residual_base``, ``upper`` and ``target`` are
+``(...)`` (or broadcastable to it) and are cast to ``raw``'s dtype and device.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from agents.distributions import Gaussian, TruncatedGaussian
+
+__all__ = [
+    "BOUNDS",
+    "DISTS",
+    "OPEN_BOUND_EPS",
+    "RESIDUALS",
+    "SIGMAS",
+    "UPPERS",
+    "GaussianHead",
+    "Head",
+    "TruncatedGaussianHead",
+    "make_head",
+]
+
+DISTS = ("n", "tn")
+SIGMAS = ("learn", "fixed")
+RESIDUALS = ("none", "hff", "lmcut")
+BOUNDS = ("lmcut", "hmax", "blind")
+UPPERS = ("none", "inf")
+
+OPEN_BOUND_EPS = 0.1  # appendix B.3: l − ε, u + ε
+MISSING_BOUND = 1e5  # appendix B.2
+FIXED_SIGMA = 1.0 / math.sqrt(2.0)  # N NLL = squared error + const
+SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0  # σ = 0.1 + 10 sigmoid(raw), as pddlsl's ModelWrapper._clip_sigma
+
+
+def _check(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not valid; choose one of {', '.join(map(repr, choices))}")
+
+
+class Head:
+    """Base class: maps raw model outputs plus symbolic heuristics to a distribution over ``h*``.
+
+    Use :func:`make_head` to build one.  Subclasses implement :meth:`distribution` and
+    :meth:`heuristic`; everything else (σ, residual, bounds, NLL, config) lives here.
+    """
+
+    dist: str = ""
+
+    def __init__(
+        self, *, sigma: str = "learn", residual: str = "hff", bound: str = "lmcut", upper: str = "none"
+    ) -> None:
+        _check("sigma", sigma, SIGMAS)
+        _check("residual", residual, RESIDUALS)
+        _check("bound", bound, BOUNDS)
+        _check("upper", upper, UPPERS)
+        self.sigma, self.residual, self.bound, self.upper = sigma, residual, bound, upper
+
+    # ------------------------------------------------------------------ wiring
+    @property
+    def n_outputs(self) -> int:
+        """Raw outputs the model must produce per state: μ (or Δμ), plus σ's logit when learned."""
+        return 2 if self.sigma == "learn" else 1
+
+    @property
+    def config(self) -> dict[str, str]:
+        """JSON-serialisable options; ``make_head(**head.config)`` rebuilds an equal head."""
+        return {
+            "dist": self.dist,
+            "sigma": self.sigma,
+            "residual": self.residual,
+            "bound": self.bound,
+            "upper": self.upper,
+        }
+
+    @property
+    def lower_key(self) -> str:
+        """Name of the admissible heuristic to pass as ``lower``."""
+        return self.bound
+
+    @property
+    def residual_key(self) -> str | None:
+        """Name of the heuristic to pass as ``residual_base`` (``None``: not used)."""
+        return None if self.residual == "none" else self.residual
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config.items() if k != "dist")
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Head) and self.config == other.config
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.config.items()))
+
+    # ------------------------------------------------------------------ parameters
+    def mu_sigma(self, raw: Tensor, residual_base: Tensor | None) -> tuple[Tensor, Tensor]:
+        """``μ = raw[..., 0] (+ h)`` and ``σ`` (learned: ``0.1 + 10 sigmoid(raw[..., 1])``; fixed: 1/√2)."""
+        if raw.shape[-1] != self.n_outputs:
+            raise ValueError(
+                f"raw must have {self.n_outputs} outputs in its last dim, got shape {tuple(raw.shape)}"
+            )
+        mu = raw[..., 0]
+        if self.residual != "none":
+            if residual_base is None:
+                raise ValueError(
+                    f"residual={self.residual!r} needs residual_base (the {self.residual} values)"
+                )
+            mu = mu + self._like(residual_base, raw)
+        if self.sigma == "learn":
+            sigma = SIGMA_MIN + SIGMA_RANGE * torch.sigmoid(raw[..., 1])
+        else:
+            sigma = torch.full_like(mu, FIXED_SIGMA)
+        return mu, sigma
+
+    def upper_bound(self, upper: Tensor | None, like: Tensor) -> Tensor:
+        """Raw upper bound ``u``: the given tensor, else ``1e5`` (``upper="none"``) or ``+∞``."""
+        if upper is not None:
+            return self._like(upper, like)
+        fill = MISSING_BOUND if self.upper == "none" else math.inf
+        return torch.full((), fill, dtype=like.dtype, device=like.device)
+
+    def _clip(self, value: Tensor, lower: Tensor, upper: Tensor | None) -> Tensor:
+        lo = self._like(lower, value)
+        hi = self.upper_bound(upper, value)
+        return torch.minimum(torch.maximum(value, lo), hi)
+
+    @staticmethod
+    def _like(x: Tensor | float, ref: Tensor) -> Tensor:
+        return torch.as_tensor(x).to(dtype=ref.dtype, device=ref.device)
+
+    # ------------------------------------------------------------------ interface
+    def distribution(
+        self, raw: Tensor, lower: Tensor, residual_base: Tensor | None, upper: Tensor | None = None
+    ) -> Gaussian | TruncatedGaussian:
+        """The predicted distribution of ``h*`` for each state."""
+        raise NotImplementedError
+
+    def nll(
+        self,
+        raw: Tensor,
+        target: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+    ) -> Tensor:
+        """Per-sample negative log-likelihood ``−log p(target)`` (shape ``raw.shape[:-1]``).
+
+        For TN a target below ``l − 0.1`` (an inadmissible "lower bound") has NLL ``+∞``.
+        """
+        dist = self.distribution(raw, lower, residual_base, upper)
+        return -dist.log_prob(self._like(target, raw))
+
+    def heuristic(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+    ) -> Tensor:
+        """Search-time point estimate (see the module docstring)."""
+        raise NotImplementedError
+
+
+class GaussianHead(Head):
+    """``h* ~ N(μ, σ)``; heuristic ``μ`` (``clip``: ``max(μ, l)``, also ``≤ u`` if ``u`` is given)."""
+
+    dist = "n"
+
+    def distribution(
+        self, raw: Tensor, lower: Tensor, residual_base: Tensor | None, upper: Tensor | None = None
+    ) -> Gaussian:
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        return Gaussian(mu, sigma)
+
+    def heuristic(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+    ) -> Tensor:
+        mu, _ = self.mu_sigma(raw, residual_base)
+        return self._clip(mu, lower, upper) if clip else mu
+
+
+class TruncatedGaussianHead(Head):
+    """``h* ~ TN(μ, σ, l − 0.1, u)`` with open bounds (appendix B.3); heuristic ``E[x]`` (Eq. 10)."""
+
+    dist = "tn"
+
+    def open_bounds(self, lower: Tensor, upper: Tensor | None, like: Tensor) -> tuple[Tensor, Tensor]:
+        """``(l − 0.1, u + 0.1)`` for a given ``u``; the default ``1e5`` / ``+∞`` is used as is."""
+        lo = self._like(lower, like) - OPEN_BOUND_EPS
+        hi = self.upper_bound(upper, like)
+        if upper is not None:
+            hi = hi + OPEN_BOUND_EPS
+        return lo, hi
+
+    def distribution(
+        self, raw: Tensor, lower: Tensor, residual_base: Tensor | None, upper: Tensor | None = None
+    ) -> TruncatedGaussian:
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        lo, hi = self.open_bounds(lower, upper, mu)
+        return TruncatedGaussian(mu, sigma, lo, hi)
+
+    def heuristic(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+    ) -> Tensor:
+        mean = self.distribution(raw, lower, residual_base, upper).mean
+        return self._clip(mean, lower, upper) if clip else mean
+
+
+_HEADS: dict[str, type[Head]] = {"n": GaussianHead, "tn": TruncatedGaussianHead}
+
+
+def make_head(
+    dist: str,
+    *,
+    sigma: str = "learn",
+    residual: str = "hff",
+    bound: str = "lmcut",
+    upper: str = "none",
+    **unknown: Any,
+) -> Head:
+    """Build a head: ``make_head("n" | "tn", sigma=..., residual=..., bound=..., upper=...)``.
+
+    Raises ``ValueError`` naming the valid choices for an unknown option value or keyword.
+    """
+    if unknown:
+        raise ValueError(
+            f"unknown head option(s) {sorted(unknown)}; valid: dist, sigma, residual, bound, upper"
+        )
+    _check("dist", dist, DISTS)
+    return _HEADS[dist](sigma=sigma, residual=residual, bound=bound, upper=upper)
