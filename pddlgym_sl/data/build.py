@@ -1,0 +1,158 @@
+"""Build a labelled split: solve every slot in parallel processes, then write the manifest.
+
+Layout of a split directory ``<root>/<domain>/<split>/``::
+
+    problems/<file>.pddl     the solved problems (the attempt that succeeded)
+    labels/<slot>.npz        labelled plan states (format: `pddlgym_sl.data.labels`)
+    records/<slot>.json      one record per finished slot, solved or failed
+    manifest.json            solver, limits, generator parameters and every record
+    domain.pddl              a copy of the domain file (the split is self-contained)
+
+Resumable: slots with a record are skipped, so re-running after a crash or ``kill -9`` finishes
+the split without redoing or duplicating work; every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+import domains
+from domains import ProblemSpec
+from pddlgym_sl import __version__
+from pddlgym_sl.data.labels import heuristic_values
+from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
+from pddlgym_sl.fd import fast_downward_version
+from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
+from pddlgym_sl.task import load_task
+
+MANIFEST_FORMAT = "pddlgym-sl-labels/1"
+
+
+def read_records(split_dir: Path) -> dict[str, dict[str, Any]]:
+    """Finished slots of a split directory: slot name -> record."""
+    records = {}
+    for path in sorted((split_dir / "records").glob("*.json")):
+        records[path.stem] = json.loads(path.read_text())
+    return records
+
+
+def build_split(
+    domain: str,
+    domain_file: Path,
+    split: str,
+    slots: Sequence[ProblemSpec | Path],
+    split_dir: Path,
+    config: SolveConfig,
+    jobs: int = 1,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Solve and label every slot not yet finished in `split_dir`; write and return the manifest."""
+    split_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(split_dir / "domain.pddl", Path(domain_file).read_bytes())  # self-contained split
+    started = time.time()
+    done = read_records(split_dir)
+    pending = [s for s in slots if slot_name(s) not in done]
+    bar = tqdm(
+        total=len(slots),
+        initial=len(slots) - len(pending),
+        desc=f"{domain}/{split}",
+        unit="problem",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    counts = {"solved": sum(r["status"] == "solved" for r in done.values())}
+    counts["failed"] = len(done) - counts["solved"]
+
+    def finished(record: dict[str, Any]) -> None:
+        counts[record["status"]] += 1
+        bar.update(1)
+        bar.set_postfix(counts)
+
+    try:
+        if jobs <= 1:
+            for slot in pending:
+                finished(solve_slot(slot, domain_file, split_dir, config))
+        else:
+            _compile_kernels()
+            # spawn: workers start clean (numba and tqdm are not fork-friendly everywhere).
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                futures = {pool.submit(solve_slot, s, domain_file, split_dir, config) for s in pending}
+                while futures:
+                    ready, futures = wait(futures, return_when=FIRST_COMPLETED)
+                    for future in ready:
+                        finished(future.result())
+    finally:
+        bar.close()
+    return write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
+
+
+def _compile_kernels() -> None:
+    """Compile (and cache on disk) the labelling kernels once here, so that the worker processes
+    load them from numba's cache instead of each compiling them at the same time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        problem = Path(tmp) / "warm-up.pddl"
+        problem.write_text(domains.generate_problem("ferry", seed=1, locations=2, cars=2))
+        task = load_task(domains.domain_file("ferry"), problem)
+        heuristic_values(task, task.states_to_array([task.init]).copy())
+
+
+def write_manifest(
+    domain: str,
+    domain_file: Path,
+    split: str,
+    slots: Sequence[ProblemSpec | Path],
+    split_dir: Path,
+    config: SolveConfig,
+    run_seconds: float,
+) -> dict[str, Any]:
+    """Assemble ``manifest.json`` from the records of `slots` (atomic write)."""
+    records = read_records(split_dir)
+    ordered = [records[slot_name(s)] for s in slots if slot_name(s) in records]
+    solved = [r for r in ordered if r["status"] == "solved"]
+    previous = split_dir / "manifest.json"
+    runs = json.loads(previous.read_text()).get("runs", []) if previous.is_file() else []
+    runs.append({"finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(run_seconds, 2)})
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "pddlgym_sl_version": __version__,
+        "domain": domain,
+        "domain_file": str(domain_file),
+        "split": split,
+        "solver": {
+            "planner": "fast-downward",
+            "version": fast_downward_version(),
+            "search": config.search,
+            "time_limit_s": config.time_limit,
+            "memory_limit_mb": config.memory_limit_mb,
+            "retries": config.retries,
+            "seed_stride": SEED_STRIDE,
+        },
+        "summary": {
+            "slots": len(slots),
+            "finished": len(ordered),
+            "solved": len(solved),
+            "failed": len(ordered) - len(solved),
+            "states": sum(r["n_states"] for r in solved),
+            "retries": sum(r.get("retries", 0) for r in ordered),
+            "solver_seconds": round(
+                sum(a.get("solver_seconds", 0.0) for r in ordered for a in r["failures"])
+                + sum(r["solver_seconds"] for r in solved),
+                2,
+            ),
+            "label_seconds": round(sum(r["label_seconds"] for r in solved), 2),
+        },
+        "runs": runs,
+        "problems": ordered,
+    }
+    atomic_write_json(split_dir / "manifest.json", manifest)
+    return manifest

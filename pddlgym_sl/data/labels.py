@@ -1,0 +1,122 @@
+"""Labels of one solved problem: every state of an optimal plan with h* and heuristic values.
+
+The heuristic values come from `pddlgym_sl.heuristics`, the same engine search uses at test time,
+so training inputs and search-time inputs never disagree.
+
+On disk a problem's labels are one ``.npz`` file (no pickled objects; ``np.load`` with
+``allow_pickle=False``) holding:
+
+==============  ======================  ==================================================
+key             shape / dtype           meaning
+==============  ======================  ==================================================
+``states``      (n+1, n_words) uint64   packed plan states s_0 (initial) .. s_n (goal)
+``h_star``      (n+1,) int32            optimal cost-to-go: n, n-1, ..., 0
+``lmcut`` ...   (n+1,) float64          one array per name in `LABEL_HEURISTICS`
+``features``    (n+1, 4) float64        goal count, hFF, total and mean ignored deletes
+``plan``        (n,) unicode            the optimal plan's action names
+``facts``       (n_facts,) unicode      the task's fact names (bit i of a state = facts[i])
+``problem``     () unicode              problem file name
+==============  ======================  ==================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pddlgym_sl.heuristics import make_heuristic
+from pddlgym_sl.io import atomic_save_npz
+from pddlgym_sl.task import CompiledTask
+
+BOUND_NAMES = ("lmcut", "hmax", "blind")
+INFORMATIVE_NAMES = ("hff", "hadd", "goal_count")
+LABEL_HEURISTICS = BOUND_NAMES + INFORMATIVE_NAMES
+FEATURE_NAMES = ("goal_count", "hff", "ignored_deletes_total", "ignored_deletes_mean")
+
+
+@dataclass
+class ProblemLabels:
+    """The labelled plan states of one problem (see the module docstring for the fields)."""
+
+    problem: str
+    plan: list[str]
+    states: np.ndarray
+    h_star: np.ndarray
+    values: dict[str, np.ndarray]
+    features: np.ndarray
+    facts: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.h_star)
+
+
+def label_plan(task: CompiledTask, plan: Sequence[str], problem: str) -> ProblemLabels:
+    """Replay an optimal `plan` of `task` (validating it) and label each visited state."""
+    visited = task.validate_plan(plan)
+    states = task.states_to_array(visited).copy()
+    n = len(plan)
+    values, features = heuristic_values(task, states)
+    return ProblemLabels(
+        problem=problem,
+        plan=list(plan),
+        states=states,
+        h_star=np.arange(n, -1, -1, dtype=np.int32),
+        values=values,
+        features=features,
+        facts=task.facts,
+    )
+
+
+def heuristic_values(task: CompiledTask, states: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Every label heuristic and the linear model's features on a (n, n_words) state batch."""
+    values = {name: make_heuristic(name, task).batch(states) for name in LABEL_HEURISTICS}
+    return values, make_heuristic("hff", task).features_batch(states)
+
+
+def check_labels(labels: ProblemLabels) -> list[str]:
+    """Consistency checks every label set must pass; returns the violations (empty when fine):
+    finite admissible bounds with blind, hmax <= lmcut <= h*, and h* = 0 exactly at the end."""
+    problems = []
+    h = labels.h_star.astype(np.float64)
+    v = labels.values
+    for name in BOUND_NAMES:
+        if not np.all(np.isfinite(v[name])):
+            problems.append(f"{name} is infinite on a state with a plan")
+        if np.any(v[name] > h + 1e-9):
+            problems.append(f"{name} exceeds h* (inadmissible)")
+    if np.any(v["hmax"] > v["lmcut"] + 1e-9):
+        problems.append("hmax exceeds lmcut")
+    if labels.h_star[-1] != 0 or np.any(np.diff(labels.h_star) != -1):
+        problems.append("h* is not n, n-1, ..., 0")
+    return problems
+
+
+def save_labels(path: str | Path, labels: ProblemLabels) -> None:
+    """Write `labels` to an ``.npz`` file atomically."""
+    atomic_save_npz(
+        path,
+        states=labels.states,
+        h_star=labels.h_star,
+        features=labels.features,
+        plan=np.array(labels.plan, dtype=str),
+        facts=np.array(labels.facts, dtype=str),
+        problem=np.array(labels.problem),
+        **{name: labels.values[name] for name in LABEL_HEURISTICS},
+    )
+
+
+def load_labels(path: str | Path) -> ProblemLabels:
+    """Read a label file written by `save_labels` (no pickle)."""
+    with np.load(path, allow_pickle=False) as z:
+        return ProblemLabels(
+            problem=str(z["problem"]),
+            plan=z["plan"].tolist(),
+            states=z["states"],
+            h_star=z["h_star"],
+            values={name: z[name] for name in LABEL_HEURISTICS},
+            features=z["features"],
+            facts=tuple(z["facts"].tolist()),
+        )

@@ -1,0 +1,136 @@
+"""Solve one problem slot optimally with Fast Downward and label its plan (runs in a worker process).
+
+A *slot* is either a generator spec (`domains.ProblemSpec`) or a user's problem file. For a spec,
+attempt k uses seed ``spec.seed + SEED_STRIDE * k``: when Fast Downward fails within the limits
+(timeout, memory out, unsolvable, crash) or the problem is trivial, the problem is regenerated
+with the next seed, up to ``retries`` attempts in all, as the paper did. A file gets one attempt.
+
+Each finished slot leaves, written atomically in this order:
+``problems/<file>.pddl`` (only for the solved attempt), ``labels/<slot>.npz`` (when solved) and
+``records/<slot>.json`` (always; its presence marks the slot as done, so a killed run resumes by
+skipping slots that have a record and redoing the others from scratch, deterministically).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import domains
+from domains import ProblemSpec
+from pddlgym_sl.data.labels import check_labels, label_plan, save_labels
+from pddlgym_sl.errors import PDDLError
+from pddlgym_sl.fd import run_fast_downward
+from pddlgym_sl.io import atomic_write_json, atomic_write_text
+from pddlgym_sl.task import load_task
+
+SEED_STRIDE = 1000
+OPTIMAL_SEARCH = "astar(lmcut())"
+
+
+@dataclass(frozen=True)
+class SolveConfig:
+    """Limits and retry policy of the optimal solver."""
+
+    time_limit: float = 300.0
+    memory_limit_mb: int = 8192
+    retries: int = 20
+    search: str = OPTIMAL_SEARCH
+
+
+def slot_name(slot: ProblemSpec | Path) -> str:
+    return slot.stem if isinstance(slot, ProblemSpec) else Path(slot).stem
+
+
+def _attempts(slot: ProblemSpec | Path, retries: int):
+    """Yield (seed or None, file name, PDDL text) for each attempt of a slot."""
+    if isinstance(slot, ProblemSpec):
+        for k in range(retries):
+            spec = dataclasses.replace(slot, seed=slot.seed + SEED_STRIDE * k)
+            yield spec.seed, spec.filename, domains.problem_text(spec)
+    else:
+        path = Path(slot)
+        yield None, path.name, path.read_text()
+
+
+def _failure_reason(run) -> str:
+    if run.unsolvable:
+        return "unsolvable"
+    if run.out_of_memory:
+        return "memory_limit"
+    if run.timed_out:
+        return "time_limit"
+    return f"no_plan (exit code {run.returncode})"
+
+
+def solve_slot(
+    slot: ProblemSpec | Path, domain_file: Path, split_dir: Path, config: SolveConfig
+) -> dict[str, Any]:
+    """Solve and label one slot; write its files; return its record (also written to disk)."""
+    name = slot_name(slot)
+    record: dict[str, Any] = {"slot": name, "status": "failed", "failures": []}
+    if isinstance(slot, ProblemSpec):
+        record["params"] = slot.kwargs
+        record["seed"] = slot.seed
+    problems_dir = split_dir / "problems"
+    scratch = split_dir / "scratch"
+    for seed, filename, text in _attempts(slot, config.retries):
+        attempt: dict[str, Any] = {"seed": seed, "problem": filename}
+        scratch_file = scratch / filename
+        atomic_write_text(scratch_file, text)
+        try:
+            task = load_task(domain_file, scratch_file)
+            if task.is_goal(task.init):
+                attempt["reason"] = "trivial"
+                record["failures"].append(attempt)
+                continue
+            run = run_fast_downward(
+                domain_file,
+                scratch_file,
+                config.search,
+                time_limit=config.time_limit,
+                memory_limit_mb=config.memory_limit_mb,
+            )
+            attempt["solver_seconds"] = round(run.wall_time, 3)
+            if not run.solved:
+                attempt["reason"] = _failure_reason(run)
+                record["failures"].append(attempt)
+                continue
+            start = time.perf_counter()
+            labels = label_plan(task, run.plan, filename)
+            violations = check_labels(labels)
+            if labels.h_star[0] != run.cost:
+                violations.append(f"h*(init)={labels.h_star[0]} but Fast Downward's plan cost is {run.cost}")
+            if violations:
+                raise PDDLError("label check failed: " + "; ".join(violations), file=scratch_file)
+            save_labels(split_dir / "labels" / f"{name}.npz", labels)
+            label_seconds = time.perf_counter() - start
+        except PDDLError as exc:  # solver crash, unreadable problem, invalid plan, failed check
+            attempt["reason"] = f"error: {exc}"
+            record["failures"].append(attempt)
+            continue
+        finally:
+            if scratch_file.exists() and "reason" in attempt:
+                scratch_file.unlink()
+        problems_dir.mkdir(parents=True, exist_ok=True)
+        shutil.move(scratch_file, problems_dir / filename)
+        record.update(
+            status="solved",
+            problem=filename,
+            solved_seed=seed,
+            retries=len(record["failures"]),
+            plan_length=len(labels.plan),
+            n_states=len(labels),
+            solver_seconds=attempt["solver_seconds"],
+            label_seconds=round(label_seconds, 3),
+            expansions=run.expansions,
+        )
+        break
+    else:
+        record["retries"] = len(record["failures"])
+    atomic_write_json(split_dir / "records" / f"{name}.json", record)
+    return record
