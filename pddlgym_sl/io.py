@@ -41,9 +41,9 @@ def atomic_write_json(path: str | Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=1, allow_nan=False) + "\n")
 
 
-def atomic_save_npz(path: str | Path, **arrays: np.ndarray) -> None:
-    """`np.savez_compressed` to `path` atomically. Store strings as unicode arrays, never objects,
-    so that loading needs no pickle."""
+def atomic_save_npz(path: str | Path, compress: bool = True, **arrays: np.ndarray) -> None:
+    """`np.savez_compressed` (or `np.savez`) to `path` atomically. Store strings as unicode arrays,
+    never objects, so that loading needs no pickle."""
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    (np.savez_compressed if compress else np.savez)(buffer, **arrays)
     atomic_write_bytes(path, buffer.getvalue())

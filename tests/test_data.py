@@ -16,7 +16,7 @@ import pytest
 
 import domains
 from pddlgym_sl.data.build import build_split
-from pddlgym_sl.data.dataset import load_split
+from pddlgym_sl.data.dataset import facts_digest, load_split
 from pddlgym_sl.data.labels import load_labels
 from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.fd import run_fast_downward
@@ -94,8 +94,17 @@ def test_loading_a_split(ferry_split):
     assert len(data) == manifest["summary"]["states"] == len(data.problem_of)
     assert data.offsets[-1] == len(data) and len(data.problems) == 6
     i = int(data.problem_of[-1])
-    assert data.task(i).facts == data.facts[i]
-    assert len(load_split(split_dir, max_problems=3).problems) == 3
+    assert facts_digest(data.task(i).facts) == data.facts_digest[i]
+    # the consolidated file holds exactly what the per-problem files hold
+    for k, path in enumerate(data.problems):
+        labels = load_labels(split_dir / "labels" / f"{path.stem}.npz")
+        rows = data.problem_of == k
+        assert np.array_equal(data.states[k], labels.states)
+        assert np.array_equal(data.h_star[rows], labels.h_star)
+        assert np.array_equal(data.values["lmcut"][rows], labels.values["lmcut"])
+    sample = load_split(split_dir, max_problems=3)
+    assert len(sample.problems) == 3 and len(sample) == sum(len(s) for s in sample.states)
+    assert set(np.unique(sample.problem_of)) == {0, 1, 2}
 
 
 def test_rerun_after_kill_equals_an_uninterrupted_run(tmp_path):

@@ -6,6 +6,7 @@ Layout of a split directory ``<root>/<domain>/<split>/``::
     labels/<slot>.npz        labelled plan states (format: `pddlgym_sl.data.labels`)
     records/<slot>.json      one record per finished slot, solved or failed
     manifest.json            solver, limits, generator parameters and every record
+    labels.npz               all labels of the split in one file, for fast loading
     domain.pddl              a copy of the domain file (the split is self-contained)
 
 Resumable: slots with a record are skipped, so re-running after a crash or ``kill -9`` finishes
@@ -28,6 +29,7 @@ from tqdm import tqdm
 import domains
 from domains import ProblemSpec
 from pddlgym_sl import __version__
+from pddlgym_sl.data.dataset import consolidate
 from pddlgym_sl.data.labels import heuristic_values
 from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
 from pddlgym_sl.fd import fast_downward_version
@@ -93,7 +95,10 @@ def build_split(
                         finished(future.result())
     finally:
         bar.close()
-    return write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
+    manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
+    if manifest["summary"]["solved"]:
+        consolidate(split_dir)
+    return manifest
 
 
 def _compile_kernels() -> None:

@@ -1,12 +1,15 @@
 """Load a labelled split (written by `pddlgym_sl.data.build`) into flat arrays for training.
 
-All numeric labels of a split are concatenated (one row per labelled state; `problem_of` maps a
-row to its problem), so loading 100,000 states costs a few hundred small ``np.load`` calls and
-no task compilation; the compiled task of a problem is built only when asked for (`task(i)`).
+Per-problem label files are convenient for resuming but slow to read in bulk, so a finished split
+also gets one consolidated, uncompressed ``labels.npz`` (`consolidate`): all numeric labels
+concatenated (one row per state; ``problem_of`` maps a row to its problem) and all packed states
+in one flat uint64 array. Loading 100,000 states from it is a handful of array reads; the
+compiled task of a problem is only built when asked for (`LabelledSplit.task`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +18,15 @@ import numpy as np
 
 from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS, load_labels
 from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.io import atomic_save_npz
 from pddlgym_sl.task import CompiledTask, load_task
+
+CONSOLIDATED = "labels.npz"
+
+
+def facts_digest(facts: tuple[str, ...]) -> str:
+    """Fingerprint of a task's fact numbering (labels store states as bits over these facts)."""
+    return hashlib.sha1("\n".join(facts).encode()).hexdigest()
 
 
 @dataclass
@@ -24,7 +35,8 @@ class LabelledSplit:
 
     Attributes:
         split_dir: the split directory. domain_file: its copy of the domain.
-        problems: problem file of each problem. states: per problem, its (n_i, n_words) packed states.
+        problems: problem file of each problem. states: per problem, its (n_i, n_words_i) packed states.
+        facts_digest: per problem, `facts_digest` of the task the labels were made with.
         problem_of: (N,) int32 problem index of each state. h_star: (N,) float64.
         values: heuristic name -> (N,) float64 (`LABEL_HEURISTICS`). features: (N, 4) float64.
     """
@@ -33,7 +45,7 @@ class LabelledSplit:
     domain_file: Path
     problems: list[Path]
     states: list[np.ndarray]
-    facts: list[tuple[str, ...]]
+    facts_digest: list[str]
     problem_of: np.ndarray
     h_star: np.ndarray
     values: dict[str, np.ndarray]
@@ -52,30 +64,84 @@ class LabelledSplit:
         """The compiled task of problem `i` (cached), checked to number its facts as the labels do."""
         if i not in self._tasks:
             task = load_task(self.domain_file, self.problems[i])
-            if task.facts != self.facts[i]:
+            if facts_digest(task.facts) != self.facts_digest[i]:
                 raise PDDLError("labels were made with a different fact numbering", file=self.problems[i])
             self._tasks[i] = task
         return self._tasks[i]
 
+    def subset(self, problem_indices: list[int]) -> LabelledSplit:
+        """A split restricted to some problems (in the given order)."""
+        rows = np.concatenate([np.flatnonzero(self.problem_of == i) for i in problem_indices])
+        remap = np.zeros(len(self.problems), dtype=np.int32)
+        remap[problem_indices] = np.arange(len(problem_indices), dtype=np.int32)
+        return LabelledSplit(
+            split_dir=self.split_dir,
+            domain_file=self.domain_file,
+            problems=[self.problems[i] for i in problem_indices],
+            states=[self.states[i] for i in problem_indices],
+            facts_digest=[self.facts_digest[i] for i in problem_indices],
+            problem_of=remap[self.problem_of[rows]],
+            h_star=self.h_star[rows],
+            values={k: v[rows] for k, v in self.values.items()},
+            features=self.features[rows],
+        )
+
+
+def _label_files(split_dir: Path) -> list[Path]:
+    return sorted((split_dir / "labels").glob("*.npz"))
+
+
+def consolidate(split_dir: str | Path) -> Path:
+    """Write the split's consolidated ``labels.npz`` from its per-problem label files."""
+    split_dir = Path(split_dir)
+    files = _label_files(split_dir)
+    labels = [load_labels(f) for f in files]
+    path = split_dir / CONSOLIDATED
+    atomic_save_npz(
+        path,
+        compress=False,
+        slots=np.array([f.stem for f in files], dtype=str),
+        problems=np.array([lab.problem for lab in labels], dtype=str),
+        facts_digest=np.array([facts_digest(lab.facts) for lab in labels], dtype=str),
+        n_states=np.array([len(lab) for lab in labels], dtype=np.int64),
+        n_words=np.array([lab.states.shape[1] for lab in labels], dtype=np.int64),
+        states=np.concatenate([lab.states.ravel() for lab in labels]) if labels else np.zeros(0, np.uint64),
+        h_star=np.concatenate([lab.h_star for lab in labels]).astype(np.int32),
+        features=np.concatenate([lab.features for lab in labels]).reshape(-1, len(FEATURE_NAMES)),
+        **{n: np.concatenate([lab.values[n] for lab in labels]) for n in LABEL_HEURISTICS},
+    )
+    return path
+
 
 def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int = 0) -> LabelledSplit:
     """Load the solved problems of a split; `max_problems` keeps a seeded sample of them (the paper
-    trains on 400 problems subsampled from the training set)."""
+    trains on 400 problems subsampled from the training set). Uses the consolidated file, and
+    (re)writes it first when it is missing or does not cover every label file."""
     split_dir = Path(split_dir)
-    files = sorted((split_dir / "labels").glob("*.npz"))
+    files = _label_files(split_dir)
     if not files:
         raise ConfigError(f"no labelled problems in {split_dir} (run python -m pddlgym_sl.data.generate)")
-    if max_problems is not None and max_problems < len(files):
-        files = sorted(random.Random(seed).sample(files, max_problems))
-    labels = [load_labels(f) for f in files]
-    return LabelledSplit(
-        split_dir=split_dir,
-        domain_file=split_dir / "domain.pddl",
-        problems=[split_dir / "problems" / lab.problem for lab in labels],
-        states=[lab.states for lab in labels],
-        facts=[lab.facts for lab in labels],
-        problem_of=np.repeat(np.arange(len(labels), dtype=np.int32), [len(lab) for lab in labels]),
-        h_star=np.concatenate([lab.h_star for lab in labels]).astype(np.float64),
-        values={n: np.concatenate([lab.values[n] for lab in labels]) for n in LABEL_HEURISTICS},
-        features=np.concatenate([lab.features for lab in labels]).reshape(-1, len(FEATURE_NAMES)),
-    )
+    path = split_dir / CONSOLIDATED
+    z = np.load(path, allow_pickle=False) if path.is_file() else None
+    if z is None or z["slots"].tolist() != [f.stem for f in files]:
+        z = np.load(consolidate(split_dir), allow_pickle=False)
+    with z:
+        n_states, n_words = z["n_states"], z["n_words"]
+        bounds = np.concatenate([[0], np.cumsum(n_states * n_words)])
+        flat = z["states"]
+        data = LabelledSplit(
+            split_dir=split_dir,
+            domain_file=split_dir / "domain.pddl",
+            problems=[split_dir / "problems" / p for p in z["problems"].tolist()],
+            states=[
+                flat[bounds[i] : bounds[i + 1]].reshape(n_states[i], n_words[i]) for i in range(len(n_states))
+            ],
+            facts_digest=z["facts_digest"].tolist(),
+            problem_of=np.repeat(np.arange(len(n_states), dtype=np.int32), n_states),
+            h_star=z["h_star"].astype(np.float64),
+            values={n: z[n] for n in LABEL_HEURISTICS},
+            features=z["features"],
+        )
+    if max_problems is not None and max_problems < len(data.problems):
+        data = data.subset(sorted(random.Random(seed).sample(range(len(data.problems)), max_problems)))
+    return data
