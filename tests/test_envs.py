@@ -1,0 +1,343 @@
+"""`PDDLEnv` and the registered ids: Gymnasium's checker, determinism, dynamics, info and errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env, data_equivalence
+
+import pddlgym_sl
+from pddlgym_sl.envs import ENV_IDS
+from pddlgym_sl.envs.pddl_env import PDDLEnv
+from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.heuristics import make_heuristic
+from tests.problems import DOMAINS, FERRY_3_2, GRIPPER_2, ROOT
+
+OBS_TYPES = ("ilg", "nlm", "hypergraph", "flat")
+
+# Warnings `check_env` may emit that we accept, each with the reason. Anything else fails the test.
+ALLOWED_WARNINGS = {
+    # We check what users get from `gym.make` (TimeLimit, OrderEnforcing and PassiveEnvChecker
+    # around PDDLEnv), on purpose; the checker merely advises checking the bare environment, which
+    # test_check_env also does (where this warning cannot occur).
+    r"is different from the unwrapped version": "checking the gym.make-wrapped env on purpose",
+}
+
+
+@pytest.fixture(autouse=True)
+def problem_cache(tmp_path, monkeypatch):
+    """Generate split problems into a per-test directory, never into the user's cache."""
+    monkeypatch.setenv("PDDLGYM_SL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def small(env_id: str, obs: str, **kwargs):
+    """A registered env on two train problems (one pinned problem for flat)."""
+    where = {"problem": 0} if obs == "flat" else {"limit": 2}
+    return gym.make(env_id, obs=obs, **where, **kwargs)
+
+
+def run_check_env(env) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env)
+    unexpected = [
+        str(w.message) for w in caught if not any(re.search(p, str(w.message)) for p in ALLOWED_WARNINGS)
+    ]
+    assert not unexpected, unexpected
+
+
+# --------------------------------------------------------------------------- registration
+def test_import_registers_the_four_ids():
+    assert set(ENV_IDS) == {"pddl/blocksworld-v0", "pddl/ferry-v0", "pddl/gripper-v0", "pddl/visitall-v0"}
+    for env_id in ENV_IDS:
+        spec = gym.spec(env_id)
+        assert spec.entry_point == "pddlgym_sl.envs.pddl_env:PDDLEnv"
+        assert spec.max_episode_steps == 500
+    assert pddlgym_sl.__version__
+
+
+def test_make_with_module_prefix_needs_no_prior_import(problem_cache):
+    code = (
+        "import gymnasium as gym\n"
+        "env = gym.make('pddlgym_sl:pddl/ferry-v0', limit=1, heuristics=())\n"
+        "obs, info = env.reset(seed=0)\n"
+        "print(info['problem'])\n"
+    )
+    env = {**os.environ, "PDDLGYM_SL_CACHE": str(problem_cache)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ferry-l2-c2-s1.pddl"
+
+
+# --------------------------------------------------------------------------- gymnasium checker
+@pytest.mark.parametrize("obs", OBS_TYPES)
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_check_env(env_id, obs):
+    env = small(env_id, obs, render_mode="ansi")
+    run_check_env(env.unwrapped)
+    run_check_env(env)
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_seeded_rollouts_are_deterministic(env_id):
+    def rollout() -> list:
+        env = gym.make(env_id, limit=3)
+        rng = np.random.default_rng(0)
+        out = []
+        obs, info = env.reset(seed=7)
+        out.append((obs, info))
+        for t in range(60):
+            applicable = np.flatnonzero(info["action_mask"])
+            # Mostly applicable actions, sometimes an arbitrary (possibly invalid) one.
+            a = int(rng.integers(env.action_space.n)) if t % 7 == 3 else int(rng.choice(applicable))
+            obs, reward, terminated, truncated, info = env.step(a)
+            out.append((obs, reward, terminated, truncated, info))
+            if terminated or truncated or t % 25 == 24:
+                obs, info = env.reset()  # draws the next problem from the seeded np_random
+                out.append((obs, info))
+        return out
+
+    first, second = rollout(), rollout()
+    assert len(first) == len(second)
+    for x, y in zip(first, second, strict=True):
+        assert data_equivalence(x, y, exact=True)
+    problems = {entry[-1]["problem"] for entry in first}
+    assert len(problems) >= 2  # resets did draw different problems
+
+
+# --------------------------------------------------------------------------- dynamics
+@pytest.fixture
+def ferry_env(write_problem):
+    return PDDLEnv(problems=[write_problem(FERRY_3_2, "ferry-3-2.pddl")], domain="ferry", heuristics=())
+
+
+def test_plan_reaches_goal_with_unit_rewards(ferry_env):
+    _, info = ferry_env.reset(seed=0)
+    assert info["problem"] == "ferry-3-2.pddl" and not info["invalid_action"]
+    task = ferry_env.task
+    plan = [
+        "(board c0 l0)",
+        "(sail l0 l2)",
+        "(debark c0 l2)",
+        "(sail l2 l1)",
+        "(board c1 l1)",
+        "(sail l1 l0)",
+        "(debark c1 l0)",
+    ]
+    for i, name in enumerate(plan):
+        _, reward, terminated, truncated, info = ferry_env.step(task.action_index(name))
+        assert reward == -1.0 and not truncated and not info["invalid_action"]
+        assert terminated == (i == len(plan) - 1)
+    assert task.is_goal(ferry_env.state)
+
+
+def test_invalid_actions_are_no_ops(ferry_env):
+    obs0, info0 = ferry_env.reset(seed=0)
+    task = ferry_env.task
+    before = ferry_env.state
+    for a in (task.action_index("(debark c0 l0)"), task.n_actions, -1, 10**9):
+        obs, reward, terminated, _, info = ferry_env.step(a)
+        assert reward == -1.0 and info["invalid_action"] is True and not terminated
+        assert ferry_env.state == before
+        assert data_equivalence(obs, obs0, exact=True)
+        np.testing.assert_array_equal(info["action_mask"], info0["action_mask"])
+
+
+def test_action_mask_is_the_applicable_set_and_keeps_repeated_arguments(write_problem):
+    env = PDDLEnv(domain="gripper", problems=[write_problem(GRIPPER_2, "g.pddl")], heuristics=())
+    _, info = env.reset(seed=0)
+    task = env.task
+    assert env.action_space == gym.spaces.Discrete(task.n_actions)
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        assert info["action_mask"].dtype == np.int8 and info["action_mask"].shape == (task.n_actions,)
+        assert np.flatnonzero(info["action_mask"]).tolist() == task.applicable(env.state).tolist()
+        assert np.array_equal(env.action_masks(), info["action_mask"].astype(bool))
+        _, _, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if terminated:
+            _, info = env.reset()
+    # (move rooma rooma) repeats an argument and is applicable: a valid step that changes nothing.
+    _, info = env.reset()
+    a = task.action_index("(move rooma rooma)")
+    assert info["action_mask"][a] == 1
+    before = env.state
+    _, _, _, _, info = env.step(a)
+    assert info["invalid_action"] is False and env.state == before
+
+
+def test_bounds_and_heuristics_in_info_equal_the_heuristics_module(ferry_env, write_problem):
+    env = PDDLEnv(domain="ferry", problems=[write_problem(FERRY_3_2, "f.pddl")])
+    _, info = env.reset(seed=0)
+    task = env.task
+    hs = {
+        name: make_heuristic(name, task) for name in ("lmcut", "hmax", "blind", "hff", "hadd", "goal_count")
+    }
+    rng = np.random.default_rng(3)
+    for _ in range(25):
+        assert set(info["bounds"]) == {"lmcut", "hmax", "blind"}
+        assert set(info["heuristics"]) == {"hff", "hadd", "goal_count"}
+        for group in ("bounds", "heuristics"):
+            for name, value in info[group].items():
+                assert type(value) is float
+                assert value == hs[name](env.state), name
+        _, _, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if terminated:
+            assert info["bounds"]["lmcut"] == 0.0
+            _, info = env.reset()
+    only = PDDLEnv(domain="ferry", problems=[write_problem(FERRY_3_2, "g.pddl")], heuristics=["hff"])
+    _, info = only.reset(seed=0)
+    assert info["bounds"] == {} and set(info["heuristics"]) == {"hff"}
+
+
+def test_dead_end_bounds_are_inf(write_problem):
+    from tests.problems import GRIPPER_UNSOLVABLE
+
+    env = PDDLEnv(domain="gripper", problems=[write_problem(GRIPPER_UNSOLVABLE, "dead.pddl")])
+    _, info = env.reset(seed=0)
+    assert info["bounds"]["lmcut"] == float("inf") and info["bounds"]["blind"] == 1.0
+
+
+# --------------------------------------------------------------------------- problems and resets
+def test_reset_pins_problems_by_name_or_index_and_switches_action_space():
+    env = gym.make("pddl/ferry-v0", limit=3, heuristics=())
+    names = env.unwrapped.problem_names
+    assert names == ("ferry-l2-c2-s1.pddl", "ferry-l2-c2-s2.pddl", "ferry-l2-c2-s3.pddl")
+    _, info = env.reset(seed=0, options={"problem": "ferry-l2-c2-s2"})
+    assert info["problem"] == "ferry-l2-c2-s2.pddl"
+    _, info = env.reset(options={"problem": 2})
+    assert info["problem"] == "ferry-l2-c2-s3.pddl"
+    assert env.action_space.n == env.unwrapped.task.n_actions
+    big = gym.make("pddl/blocksworld-v0", split="val", problem="blocksworld-n6-s1.pddl", heuristics=())
+    _, info = big.reset(seed=0)
+    assert info["problem"] == "blocksworld-n6-s1.pddl" and big.unwrapped.problem_names == (info["problem"],)
+
+
+def test_problems_generated_once_into_the_cache(problem_cache):
+    env = gym.make("pddl/visitall-v0", split="test", limit=2, heuristics=())
+    assert env.unwrapped.problem_names == ("visitall-x5-y5-r0.5-s1.pddl", "visitall-x5-y5-r0.5-s2.pddl")
+    files = sorted((problem_cache / "visitall" / "test").iterdir())
+    assert [f.name for f in files] == list(env.unwrapped.problem_names)
+    stamps = [f.stat().st_mtime_ns for f in files]
+    gym.make("pddl/visitall-v0", split="test", limit=2, heuristics=())
+    assert [f.stat().st_mtime_ns for f in files] == stamps  # read from the cache, not rewritten
+
+
+def test_user_domain_and_problem_directory(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "domain.pddl").write_text(
+        """(define (domain lights) (:requirements :strips :typing) (:types light)
+          (:predicates (on ?l - light) (off ?l - light))
+          (:action switch-on :parameters (?l - light) :precondition (off ?l)
+            :effect (and (on ?l) (not (off ?l)))))"""
+    )
+    for i in (1, 2):
+        (tmp_path / "mine" / f"p{i}.pddl").write_text(
+            f"""(define (problem p{i}) (:domain lights)
+              (:objects {" ".join(f"x{j}" for j in range(i))} - light)
+              (:init {" ".join(f"(off x{j})" for j in range(i))}) (:goal (and (on x0))))"""
+        )
+    env = PDDLEnv(domain_file=tmp_path / "mine" / "domain.pddl", problems=tmp_path / "mine", heuristics=())
+    assert env.problem_names == ("p1.pddl", "p2.pddl")  # the domain file is not a problem
+    env.reset(seed=0, options={"problem": "p1"})
+    obs, reward, terminated, _, _ = env.step(env.task.action_index("(switch-on x0)"))
+    assert terminated and reward == -1.0
+    ilg = env.observation_space
+    assert obs in ilg
+    # The type predicate `light` is part of the observation (the schema appends it).
+    assert env.schema.predicates == ("on", "off", "light")
+    nodes = obs.nodes.tolist()
+    assert nodes[:2] == [0, 1 + 3 * 2 + 2] and nodes[2] == 1 + 3 * 0 + 0  # object, (light x0), (on x0)
+
+
+def test_nlm_pads_to_the_largest_problem():
+    env = gym.make("pddl/ferry-v0", obs="nlm", limit=20, heuristics=())
+    n = env.observation_space["object_mask"].shape[0]
+    assert n == max(len(env.unwrapped.task_of(i).objects) for i in range(20)) == 5  # l2-c2 x16, l2-c3 x4
+    obs, _ = env.reset(seed=0, options={"problem": 0})
+    assert obs["object_mask"].tolist() == [1, 1, 1, 1, 0]
+    assert obs["arity2"].shape == (5, 5, 4) and obs in env.observation_space
+
+
+def test_render_ansi(ferry_env, write_problem):
+    env = PDDLEnv(domain="ferry", problems=[write_problem(FERRY_3_2, "r.pddl")], render_mode="ansi")
+    env.reset(seed=0)
+    text = env.render()
+    assert "(at c0 l0)" in text and "(empty-ferry)" in text
+    assert "[ ] (at c0 l2)" in text and "goal (0/2 achieved)" in text
+    assert "(not-eq" not in text and "static atoms not shown" in text
+
+
+# --------------------------------------------------------------------------- vectorised
+def test_make_vec_sync_flat():
+    envs = gym.make_vec(
+        "pddl/ferry-v0",
+        num_envs=4,
+        vectorization_mode="sync",
+        obs="flat",
+        problem="ferry-l3-c3-s1",
+        heuristics=(),
+    )
+    obs, info = envs.reset(seed=0)
+    n_actions = envs.single_action_space.n
+    assert obs.shape == (4, envs.single_observation_space.n) and obs.dtype == np.int8
+    assert info["action_mask"].shape == (4, n_actions)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+        obs, reward, _, _, info = envs.step(actions)
+        assert obs.shape[0] == 4 and reward.tolist() == [-1.0] * 4
+        assert not info["invalid_action"].any()
+    envs.close()
+
+
+# --------------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"domain": "sokoban"}, "unknown domain 'sokoban'"),
+        ({"domain": "ferry", "split": "dev"}, "unknown split 'dev'"),
+        ({"domain": "ferry", "obs": "pixels"}, "unknown observation type 'pixels'"),
+        (
+            {"domain": "ferry", "problems": ["/nonexistent/p1.pddl"]},
+            "problem file.* not found: /nonexistent/p1.pddl",
+        ),
+        ({"domain": "ferry", "problems": "/nonexistent/dir"}, "not found"),
+        ({"domain": "ferry", "problems": []}, "empty list"),
+        ({"domain_file": "/nonexistent/domain.pddl", "problems": ["x"]}, "domain file not found"),
+        ({"domain_file": DOMAINS / "ferry" / "domain.pddl"}, "needs problems="),
+        ({}, "no domain"),
+        ({"domain": "ferry", "split": "train", "problems": ["x.pddl"]}, "either split= .* or problems="),
+        ({"domain": "ferry", "obs": "flat", "limit": 2}, "ONE problem"),
+        ({"domain": "ferry", "heuristics": ["lmcut", "h*"]}, "unknown heuristic.*'h\\*'"),
+        ({"domain": "ferry", "problem": "ferry-l99-c1-s1"}, "unknown problem 'ferry-l99-c1-s1'"),
+        ({"domain": "ferry", "limit": 0}, "limit must be a positive int"),
+        ({"domain": "ferry", "render_mode": "human"}, "unknown render_mode 'human'"),
+        (
+            {"domain": "ferry", "obs": "flat", "problem": 0, "obs_kwargs": {"colour": 1}},
+            "takes no option colour",
+        ),
+    ],
+)
+def test_bad_kwargs_give_clear_errors(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        PDDLEnv(**kwargs)
+
+
+def test_bad_kwargs_through_gym_make_and_reset():
+    with pytest.raises(ConfigError, match="unknown split 'dev'"):
+        gym.make("pddl/ferry-v0", split="dev")
+    env = gym.make("pddl/ferry-v0", limit=1, heuristics=())
+    with pytest.raises(ConfigError, match="unknown reset option"):
+        env.reset(options={"state": 1})
+    with pytest.raises(ConfigError, match="out of range"):
+        env.reset(options={"problem": 5})
+    assert issubclass(ConfigError, ValueError)
