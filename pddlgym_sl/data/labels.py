@@ -27,14 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pddlgym_sl.heuristics import make_heuristic
+from pddlgym_sl.heuristics import FEATURE_NAMES, make_heuristic
 from pddlgym_sl.io import atomic_save_npz
 from pddlgym_sl.task import CompiledTask
 
 BOUND_NAMES = ("lmcut", "hmax", "blind")
 INFORMATIVE_NAMES = ("hff", "hadd", "goal_count")
 LABEL_HEURISTICS = BOUND_NAMES + INFORMATIVE_NAMES
-FEATURE_NAMES = ("goal_count", "hff", "ignored_deletes_total", "ignored_deletes_mean")
+__all__ = ["BOUND_NAMES", "FEATURE_NAMES", "LABEL_HEURISTICS", "ProblemLabels", "label_plan", "load_labels"]
 
 
 @dataclass

@@ -1,0 +1,102 @@
+"""The Fast Downward wrapper: plans and statistics parsed, limits, errors, and no files left behind."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import domains
+from pddlgym_sl import fd
+from pddlgym_sl.errors import SolverError
+from pddlgym_sl.fd import fast_downward_version, fd_initial_heuristic, run_fast_downward
+from pddlgym_sl.heuristics import make_heuristic
+
+FERRY = Path(__file__).resolve().parents[1] / "domains" / "ferry" / "domain.pddl"
+GRIPPER = FERRY.parents[1] / "gripper" / "domain.pddl"
+GRIPPER_DEAD_END = """(define (problem gripper-dead) (:domain gripper)
+ (:objects rooma roomb left ball0)
+ (:init (room rooma) (gripper left) (ball ball0) (free left) (at ball0 rooma) (at-robby rooma))
+ (:goal (and (at ball0 roomb))))
+"""
+
+
+def _leftovers() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("pddlgym_sl_fd_*")}
+
+
+def test_optimal_plan_parsed(ferry_task, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the driver writes to its working directory: must not be ours
+    before, files_before = _leftovers(), set(tmp_path.iterdir())
+    run = run_fast_downward(ferry_task.domain_file, ferry_task.problem_file, "astar(lmcut())", time_limit=60)
+    assert run.returncode == 0 and run.solved
+    assert not (run.timed_out or run.out_of_memory or run.unsolvable)
+    assert all(a.startswith("(") and a.endswith(")") for a in run.plan)
+    states = ferry_task.validate_plan(run.plan)  # the plan parses into our action names and works
+    assert run.cost == len(run.plan) == len(states) - 1
+    assert isinstance(run.evaluations, int) and isinstance(run.expansions, int)
+    assert run.evaluations >= run.expansions > 0 and run.search_time >= 0
+    assert run.initial_h == {"lmcut": make_heuristic("lmcut", ferry_task)(ferry_task.init)}
+    assert "Solution found" in run.log
+    assert set(tmp_path.iterdir()) == files_before and _leftovers() == before
+
+
+def test_initial_heuristic(ferry_task, write_problem):
+    assert fd_initial_heuristic(ferry_task.domain_file, ferry_task.problem_file) == make_heuristic(
+        "lmcut", ferry_task
+    )(ferry_task.init)
+    assert fd_initial_heuristic(ferry_task.domain_file, ferry_task.problem_file, "hmax") == make_heuristic(
+        "hmax", ferry_task
+    )(ferry_task.init)
+    assert fd_initial_heuristic(GRIPPER, write_problem(GRIPPER_DEAD_END, "dead.pddl")) == math.inf
+
+
+def test_unsolvable_is_reported(write_problem):
+    run = run_fast_downward(GRIPPER, write_problem(GRIPPER_DEAD_END, "dead.pddl"), "astar(lmcut())")
+    assert run.unsolvable and not run.solved and run.plan is None and run.cost is None
+
+
+def test_time_limit_gives_timed_out(tmp_path):
+    problem = tmp_path / "gripper30.pddl"
+    problem.write_text(domains.generate_problem("gripper", seed=1, balls=30))
+    before = _leftovers()
+    run = run_fast_downward(domains.domain_file("gripper"), problem, "astar(blind())", time_limit=2)
+    assert run.timed_out and not run.solved and not run.out_of_memory
+    assert run.wall_time < 30
+    assert _leftovers() == before
+
+
+def test_errors_become_solver_errors(ferry_task, write_problem, tmp_path):
+    with pytest.raises(SolverError, match="Could not parse"):
+        run_fast_downward(GRIPPER, write_problem("(define (problem p", "bad.pddl"), "astar(blind())")
+    with pytest.raises(SolverError, match="exit code 33"):  # unknown search component
+        run_fast_downward(ferry_task.domain_file, ferry_task.problem_file, "astar(no_such_heuristic())")
+    with pytest.raises(SolverError, match="not found"):
+        run_fast_downward(FERRY, tmp_path / "missing.pddl", "astar(blind())")
+    with pytest.raises(SolverError, match="positive"):
+        run_fast_downward(ferry_task.domain_file, ferry_task.problem_file, "astar(blind())", time_limit=0)
+
+
+def test_missing_driver_names_the_package(monkeypatch, ferry_task):
+    monkeypatch.delenv(fd.DRIVER_ENV, raising=False)
+    monkeypatch.setattr(fd.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(SolverError, match="up-fast-downward"):
+        fd.driver_path()
+    with pytest.raises(SolverError, match="up-fast-downward"):
+        run_fast_downward(ferry_task.domain_file, ferry_task.problem_file, "astar(blind())")
+    monkeypatch.setenv(fd.DRIVER_ENV, "/nonexistent/fast-downward.py")
+    with pytest.raises(SolverError, match="not a file"):
+        fd.driver_path()
+
+
+def test_version():
+    version = fast_downward_version()
+    assert version is not None and version[0].isdigit()
+
+
+def test_log_parsing_helpers():
+    log = "Initial heuristic value for lmcut: 6\nInitial heuristic value for ff: infinity\n"
+    assert fd.parse_initial_h(log) == {"lmcut": 6.0, "ff": math.inf}
+    assert fd._killed_by(232) == 24 and fd._killed_by(-9) == 9 and fd._killed_by(23) is None
