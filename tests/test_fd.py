@@ -23,13 +23,23 @@ GRIPPER_DEAD_END = """(define (problem gripper-dead) (:domain gripper)
 """
 
 
+@pytest.fixture(autouse=True)
+def private_tmp(tmp_path, monkeypatch):
+    """A private temp root, so that leftover checks do not see parallel tests' planner runs."""
+    root = tmp_path / "tmp-root"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+
+
 def _leftovers() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("pddlgym_sl_fd_*")}
 
 
 def test_optimal_plan_parsed(ferry_task, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the driver writes to its working directory: must not be ours
-    before, files_before = _leftovers(), set(tmp_path.iterdir())
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)  # the driver writes to its working directory: must not be ours
+    before, files_before = _leftovers(), set(workdir.iterdir())
     run = run_fast_downward(ferry_task.domain_file, ferry_task.problem_file, "astar(lmcut())", time_limit=60)
     assert run.returncode == 0 and run.solved
     assert not (run.timed_out or run.out_of_memory or run.unsolvable)
@@ -40,7 +50,7 @@ def test_optimal_plan_parsed(ferry_task, tmp_path, monkeypatch):
     assert run.evaluations >= run.expansions > 0 and run.search_time >= 0
     assert run.initial_h == {"lmcut": make_heuristic("lmcut", ferry_task)(ferry_task.init)}
     assert "Solution found" in run.log
-    assert set(tmp_path.iterdir()) == files_before and _leftovers() == before
+    assert set(workdir.iterdir()) == files_before and _leftovers() == before
 
 
 def test_initial_heuristic(ferry_task, write_problem):
