@@ -1,0 +1,199 @@
+"""The one place where planning data becomes model input (torch / torch-geometric).
+
+- `hypergraph_data` / `hypergraph_batch`: STRIPS-HGN input, the delete-relaxation hypergraph of a
+  `CompiledTask` with per-state fact features. The static structure (incidences, action
+  features, global features) is built once per task and shared by every state's graph.
+- `nlm_batch`: NLM input, per-arity predicate tensors of several problems padded to the largest
+  object count of the batch, with the object mask.
+
+States are given as `State` objects, as a 2-D ``uint64`` array of packed states (one row per
+state, `CompiledTask.states_to_array`), or as sequences of true fact indices.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from agents.models.hypergraph_data import HypergraphData
+from pddlgym_sl.task import CompiledTask, State
+
+__all__ = ["hypergraph_batch", "hypergraph_data", "nlm_batch", "nlm_channels", "state_fact_matrix"]
+
+StatesLike = Sequence[State] | Sequence[Sequence[int]] | np.ndarray
+
+
+# ----------------------------------------------------------------------------- states
+def state_fact_matrix(task: CompiledTask, states: StatesLike) -> np.ndarray:
+    """Bool ``[n_states, n_facts]``: which facts hold in each state."""
+    if isinstance(states, np.ndarray) and states.dtype == np.uint64:
+        words = np.ascontiguousarray(states.reshape(-1, task.n_words))
+    elif len(states) and isinstance(states[0], State):
+        words = task.states_to_array(list(states))  # type: ignore[arg-type]
+    else:
+        out = np.zeros((len(states), task.n_facts), dtype=bool)
+        for i, facts in enumerate(states):
+            out[i, np.asarray(facts, dtype=np.int64)] = True
+        return out
+    bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")
+    return bits[:, : task.n_facts].astype(bool)
+
+
+# ----------------------------------------------------------------------------- hypergraphs
+@dataclass(frozen=True)
+class _Hypergraph:
+    """What every state's hypergraph of a task shares."""
+
+    goal: Tensor  # [F] bool
+    edge_attr: Tensor  # [A, 3]: cost, |pre|, |add|
+    u: Tensor  # [1, 2]: log(1 + #facts), log(1 + #actions)
+    pre_fact: Tensor
+    pre_edge: Tensor
+    add_fact: Tensor
+    add_edge: Tensor
+
+
+_STATIC: weakref.WeakKeyDictionary[CompiledTask, dict[torch.dtype, _Hypergraph]] = weakref.WeakKeyDictionary()
+
+
+def _static(task: CompiledTask, dtype: torch.dtype) -> _Hypergraph:
+    per_task = _STATIC.setdefault(task, {})
+    if dtype not in per_task:
+        n_pre, n_add = np.diff(task.pre_ptr), np.diff(task.add_ptr)
+        actions = np.arange(task.n_actions)
+        goal = torch.zeros(task.n_facts, dtype=torch.bool)
+        goal[torch.from_numpy(task.goal.astype(np.int64))] = True
+        edge_attr = np.stack([task.action_costs, n_pre, n_add], axis=1)
+        counts = np.log1p([[task.n_facts, task.n_actions]])
+        per_task[dtype] = _Hypergraph(
+            goal=goal,
+            edge_attr=torch.as_tensor(edge_attr, dtype=dtype),
+            u=torch.as_tensor(counts, dtype=dtype),
+            pre_fact=torch.from_numpy(task.pre_idx.astype(np.int64)),
+            pre_edge=torch.from_numpy(np.repeat(actions, n_pre)),
+            add_fact=torch.from_numpy(task.add_idx.astype(np.int64)),
+            add_edge=torch.from_numpy(np.repeat(actions, n_add)),
+        )
+    return per_task[dtype]
+
+
+def _node_features(hg: _Hypergraph, in_state: np.ndarray, dtype: torch.dtype) -> Tensor:
+    """``[..., F, 2]``: [in state, in goal] per fact."""
+    s = torch.from_numpy(in_state)
+    return torch.stack([s, hg.goal.expand_as(s)], dim=-1).to(dtype)
+
+
+def hypergraph_data(
+    task: CompiledTask, states: StatesLike, dtype: torch.dtype = torch.float32
+) -> list[HypergraphData]:
+    """One `HypergraphData` per state (for datasets and `torch_geometric.loader.DataLoader`).
+
+    The graphs share the task's static tensors; only ``x`` (``[n_facts, 2]``: in state, in goal)
+    differs. Edge features: ``[cost, |pre|, |add|]``; global: ``[[log(1+F), log(1+A)]]``.
+    """
+    hg = _static(task, dtype)
+    x = _node_features(hg, state_fact_matrix(task, states), dtype)
+    return [
+        HypergraphData(
+            x=xi,
+            edge_attr=hg.edge_attr,
+            u=hg.u,
+            pre_fact=hg.pre_fact,
+            pre_edge=hg.pre_edge,
+            add_fact=hg.add_fact,
+            add_edge=hg.add_edge,
+            num_hyperedges=task.n_actions,
+            num_nodes=task.n_facts,
+        )
+        for xi in x
+    ]
+
+
+def hypergraph_batch(
+    task: CompiledTask, states: StatesLike, dtype: torch.dtype = torch.float32
+) -> HypergraphData:
+    """The states of one task as one batched `HypergraphData` (the search hot path).
+
+    Same content as ``Batch.from_data_list(hypergraph_data(task, states))`` (``x``,
+    ``edge_attr``, ``u``, the shifted incidences, ``num_hyperedges`` as a ``[B]`` tensor and the
+    node-to-graph vector ``batch``), built by tiling instead of collating.
+    """
+    hg = _static(task, dtype)
+    x = _node_features(hg, state_fact_matrix(task, states), dtype)
+    b, f, a = x.shape[0], task.n_facts, task.n_actions
+    offsets = torch.arange(b)
+
+    def tile(idx: Tensor, size: int) -> Tensor:
+        return (idx.unsqueeze(0) + size * offsets.unsqueeze(1)).reshape(-1)
+
+    return HypergraphData(
+        x=x.reshape(b * f, 2),
+        edge_attr=hg.edge_attr.repeat(b, 1),
+        u=hg.u.repeat(b, 1),
+        pre_fact=tile(hg.pre_fact, f),
+        pre_edge=tile(hg.pre_edge, a),
+        add_fact=tile(hg.add_fact, f),
+        add_edge=tile(hg.add_edge, a),
+        num_hyperedges=torch.full((b,), a, dtype=torch.long),
+        batch=offsets.repeat_interleave(f),
+        num_nodes=b * f,
+    )
+
+
+# ----------------------------------------------------------------------------- NLM
+def _arities(item: Mapping[str, np.ndarray]) -> list[int]:
+    return sorted(int(key[5:]) for key in item if key.startswith("arity"))
+
+
+def nlm_channels(item: Mapping[str, np.ndarray | Tensor]) -> dict[int, int]:
+    """Arity -> channel count of an NLM input (per-task arrays or a padded batch)."""
+    return {k: int(item[f"arity{k}"].shape[-1]) for k in _arities(item)}  # type: ignore[arg-type]
+
+
+def nlm_batch(
+    items: Sequence[Mapping[str, np.ndarray]], dtype: torch.dtype = torch.float32
+) -> dict[str, Tensor]:
+    """Concatenate per-task NLM inputs into one batch padded to the largest object count.
+
+    Args:
+        items: one mapping per task (as the NLM encoder's batch function gives): ``"arity{k}"`` is
+            an array ``[n_i] + [N_i]*k + [C_k]`` for the ``n_i`` states of a task with ``N_i``
+            objects (a single state is ``n_i = 1``); an optional ``"object_mask"`` ``[n_i, N_i]``
+            marks real objects (default: all). Every item has the same arities and channels.
+        dtype: float dtype of the predicate tensors.
+
+    Returns:
+        ``"arity{k}"``: ``[B] + [N]*k + [C_k]`` (``B = sum n_i``, ``N = max N_i``, zero padding) and
+        ``"object_mask"``: bool ``[B, N]``.
+    """
+    if not items:
+        raise ValueError("nlm_batch needs at least one item")
+    arities = _arities(items[0])
+    channels = nlm_channels(items[0])
+    sizes, counts = [], []
+    for item in items:
+        if _arities(item) != arities or nlm_channels(item) != channels:
+            raise ValueError(f"NLM inputs disagree on arities/channels: {nlm_channels(item)} vs {channels}")
+        first = item[f"arity{arities[0]}"]
+        counts.append(int(first.shape[0]))
+        higher = [item[f"arity{k}"].shape[1] for k in arities if k >= 1]
+        sizes.append(int(higher[0]) if higher else 0)
+    total, n_max = sum(counts), max(sizes)
+    np_dtype = torch.empty((), dtype=dtype).numpy().dtype
+    out = {k: np.zeros((total, *([n_max] * k), channels[k]), dtype=np_dtype) for k in arities}
+    mask = np.zeros((total, n_max), dtype=bool)
+    row = 0
+    for item, n_states, n_obj in zip(items, counts, sizes, strict=True):
+        rows = slice(row, row + n_states)
+        for k in arities:
+            out[k][(rows, *([slice(0, n_obj)] * k))] = item[f"arity{k}"]
+        mask[rows, :n_obj] = item.get("object_mask", True)
+        row += n_states
+    batch = {f"arity{k}": torch.from_numpy(out[k]) for k in arities}
+    batch["object_mask"] = torch.from_numpy(mask)
+    return batch

@@ -1,0 +1,449 @@
+"""Models (`agents.models`) and their inputs (`agents.graphs`)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Batch
+from torch_geometric.loader import DataLoader
+
+from agents.graphs import hypergraph_batch, hypergraph_data, nlm_batch, nlm_channels, state_fact_matrix
+from agents.models import MODELS, NLM, STRIPSHGN, HypergraphData, LinearRegression, make_model
+from agents.models.nlm import masked_exists_forall
+from agents.models.nlm_block3 import Block3
+from pddlgym_sl import load_task
+from pddlgym_sl.task import CompiledTask, parse_atom
+from tests.problems import DOMAINS
+
+FERRY_4_3 = """(define (problem ferry-4-3) (:domain ferry)
+ (:objects l0 l1 l2 l3 c0 c1 c2)
+ (:init (location l0) (location l1) (location l2) (location l3) (car c0) (car c1) (car c2)
+  (not-eq l0 l1) (not-eq l1 l0) (not-eq l0 l2) (not-eq l2 l0) (not-eq l0 l3) (not-eq l3 l0)
+  (not-eq l1 l2) (not-eq l2 l1) (not-eq l1 l3) (not-eq l3 l1) (not-eq l2 l3) (not-eq l3 l2)
+  (empty-ferry) (at-ferry l2) (at c0 l0) (at c1 l1) (at c2 l3))
+ (:goal (and (at c0 l3) (at c1 l0) (at c2 l3))))
+"""
+
+FERRY_CHANNELS = {0: 2, 1: 8, 2: 4}  # (empty-ferry) | car location at-ferry on | not-eq at
+
+
+# ----------------------------------------------------------------------------- helpers
+def encode_nlm(task: CompiledTask, states) -> dict[str, np.ndarray]:
+    """Test-only NLM encoder: per arity ``[n, N..., 2P]``, channels [true (statics too), in goal]."""
+    arity_of = dict(task.predicates)
+    types = sorted({t for t in task.object_types.values() if t != "object"})
+    arity_of.update({f"type:{t}": 1 for t in types})
+    max_arity = max(arity_of.values())
+    by_arity = {k: [p for p, a in arity_of.items() if a == k] for k in range(max_arity + 1)}
+    chan = {p: (k, 2 * by_arity[k].index(p)) for k, ps in by_arity.items() for p in ps}
+    obj = {o: i for i, o in enumerate(task.objects)}
+    n, n_obj = len(states), len(task.objects)
+    out = {k: np.zeros((n, *([n_obj] * k), 2 * len(ps)), dtype=np.int8) for k, ps in by_arity.items()}
+
+    def put(rows, atom: tuple[str, tuple[str, ...]], offset: int) -> None:
+        k, c = chan[atom[0]]
+        out[k][(rows, *(obj[a] for a in atom[1]), c + offset)] = 1
+
+    static = [parse_atom(a) for a in task.static_atoms]
+    static += [(f"type:{t}", (o,)) for o, t in task.object_types.items() if t != "object"]
+    for atom in static:
+        put(slice(None), atom, 0)
+    for g in task.goal:
+        put(slice(None), task.fact_atoms[g], 1)
+    for i, s in enumerate(states):
+        for f in s.fact_indices():
+            put(i, task.fact_atoms[f], 0)
+    return {f"arity{k}": v for k, v in out.items()}
+
+
+def some_states(task: CompiledTask, n: int, seed: int = 0) -> list:
+    """``n`` states reached by random walks from the initial state."""
+    rng = np.random.default_rng(seed)
+    states, s = [task.init], task.init
+    while len(states) < n:
+        succ = task.successors(s)
+        s = succ[rng.integers(len(succ))][1] if succ else task.init
+        states.append(s)
+    return states
+
+
+def random_nlm_input(batch: int, n: int, channels: dict[int, int], seed: int = 0, n_real=None):
+    """Continuous truth values (no ties), a mask with ``n_real[b]`` real objects, zero padding."""
+    g = torch.Generator().manual_seed(seed)
+    n_real = n_real if n_real is not None else [n] * batch
+    mask = torch.zeros(batch, n, dtype=torch.bool)
+    for b, m in enumerate(n_real):
+        mask[b, :m] = True
+    inp = {
+        f"arity{k}": torch.rand(batch, *([n] * k), c, generator=g, dtype=torch.float64)
+        for k, c in channels.items()
+    }
+    for k in channels:
+        if k >= 1:
+            full = mask.view(batch, *([1] * (k - 1)), n, 1)
+            for j in range(k - 1):
+                shape = [batch] + [1] * k + [1]
+                shape[1 + j] = n
+                full = full & mask.view(shape)
+            inp[f"arity{k}"] = inp[f"arity{k}"] * full
+    inp["object_mask"] = mask
+    return inp
+
+
+def reference_nlm(model: NLM, inputs) -> torch.Tensor:
+    """The textbook NLM (materialised expand / reduce / all permutations, then each nn.Linear)."""
+    mask = inputs["object_mask"].bool()
+    batch, n = mask.shape
+
+    def valid(k: int) -> torch.Tensor:
+        v = torch.zeros([batch] + [n] * k, dtype=torch.bool)
+        for b, t in itertools.product(range(batch), itertools.product(range(n), repeat=k)):
+            ok = bool(mask[b, t[-1]]) and not (model.exclude_self and t[-1] in t[:-1])
+            v[(b, *t)] = ok
+        return v.unsqueeze(-1)
+
+    h = {k: inputs[f"arity{k}"].to(torch.float64) for k in model.in_channels}
+    for layer in model.layers:
+        new = {}
+        for r in layer.out_channels:
+            parts = []
+            if r >= 1 and r - 1 in layer.in_channels:
+                x = h[r - 1].unsqueeze(r)
+                parts.append(x.expand(*x.shape[:r], n, x.shape[-1]))
+            if r in layer.in_channels:
+                parts.append(h[r])
+            if r + 1 in layer.in_channels:
+                v = valid(r + 1)
+                parts.append(torch.where(v, h[r + 1], 0.0).amax(dim=r + 1))
+                parts.append(torch.where(v, h[r + 1], 1.0).amin(dim=r + 1))
+            z = torch.cat(parts, -1)
+            z = torch.cat(
+                [z.permute(0, *(1 + q for q in p), r + 1) for p in itertools.permutations(range(r))], -1
+            )
+            y = layer.linears[str(r)](z)
+            new[r] = torch.sigmoid(y) if layer.activation else y
+        h = new
+    return h[0]
+
+
+def permute_objects(inputs, perm: torch.Tensor):
+    out = {}
+    for key, x in inputs.items():
+        if key == "object_mask":
+            out[key] = x[:, perm]
+        elif key != "arity0":
+            k = int(key[5:])
+            for axis in range(1, k + 1):
+                x = x.index_select(axis, perm)
+            out[key] = x
+        else:
+            out[key] = x
+    return out
+
+
+@pytest.fixture
+def ferry_pair(write_problem):
+    from tests.problems import FERRY_3_2
+
+    domain = DOMAINS / "ferry" / "domain.pddl"
+    small = load_task(domain, write_problem(FERRY_3_2, "small.pddl"))
+    big = load_task(domain, write_problem(FERRY_4_3, "big.pddl"))
+    return small, big
+
+
+# ----------------------------------------------------------------------------- NLM
+@pytest.mark.parametrize("exclude_self", [True, False])
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("depth", [5, 3, 6])
+def test_nlm_matches_textbook_reference(exclude_self, fused, depth):
+    torch.manual_seed(0)
+    model = NLM(FERRY_CHANNELS, n_outputs=2, depth=depth, exclude_self=exclude_self, fused=fused).double()
+    inputs = random_nlm_input(3, 5, FERRY_CHANNELS, n_real=[5, 2, 4])
+    out, ref = model(inputs), reference_nlm(model, inputs)
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+    params = list(model.parameters())
+    g_out = torch.autograd.grad(out.sum(), params)
+    g_ref = torch.autograd.grad(ref.sum(), params)
+    for a, b in zip(g_out, g_ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_nlm_permutation_invariance(fused):
+    torch.manual_seed(1)
+    model = NLM(FERRY_CHANNELS, n_outputs=2, fused=fused).double()
+    inputs = random_nlm_input(4, 6, FERRY_CHANNELS, seed=3, n_real=[6, 6, 5, 3])
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])
+    torch.testing.assert_close(model(permute_objects(inputs, perm)), model(inputs), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_nlm_padding_invariance(fused):
+    """Extra padded objects holding garbage (and garbage in padded rows) change nothing."""
+    torch.manual_seed(2)
+    model = NLM(FERRY_CHANNELS, n_outputs=2, fused=fused).double()
+    inputs = random_nlm_input(3, 5, FERRY_CHANNELS, seed=4, n_real=[5, 3, 4])
+    g = torch.Generator().manual_seed(9)
+    padded = {"object_mask": torch.cat([inputs["object_mask"], torch.zeros(3, 3, dtype=torch.bool)], 1)}
+    for k in FERRY_CHANNELS:
+        x = inputs[f"arity{k}"]
+        big = torch.randn(3, *([8] * k), x.shape[-1], generator=g, dtype=torch.float64) * 5
+        if k:
+            m = inputs["object_mask"]
+            real = m.view(3, *([1] * (k - 1)), 5, 1)
+            for j in range(k - 1):
+                shape = [3] + [1] * k + [1]
+                shape[1 + j] = 5
+                real = real & m.view(shape)
+            big[(slice(None), *([slice(0, 5)] * k))] = torch.where(
+                real, x, big[(slice(None), *([slice(0, 5)] * k))]
+            )
+        else:
+            big = x
+        padded[f"arity{k}"] = big
+    out, out_padded = model(inputs), model(padded)
+    torch.testing.assert_close(out_padded, out, rtol=0, atol=1e-12)
+    params = list(model.parameters())
+    for a, b in zip(
+        torch.autograd.grad(out.sum(), params), torch.autograd.grad(out_padded.sum(), params), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_nlm_batch_independence(fused):
+    torch.manual_seed(3)
+    model = NLM(FERRY_CHANNELS, n_outputs=1, fused=fused).double()
+    inputs = random_nlm_input(4, 5, FERRY_CHANNELS, seed=5, n_real=[5, 4, 2, 5])
+    out = model(inputs)
+    for b in range(4):
+        one = {k: v[b : b + 1] for k, v in inputs.items()}
+        torch.testing.assert_close(model(one), out[b : b + 1], rtol=0, atol=1e-12)
+    other = random_nlm_input(4, 5, FERRY_CHANNELS, seed=6)
+    mixed = {k: torch.cat([inputs[k][:1], other[k][1:]]) for k in inputs}
+    torch.testing.assert_close(model(mixed)[0], out[0], rtol=0, atol=1e-12)
+
+
+def test_nlm_gradients_reach_every_parameter():
+    torch.manual_seed(4)
+    model = NLM(FERRY_CHANNELS, n_outputs=2)
+    inputs = random_nlm_input(8, 6, FERRY_CHANNELS, seed=7)
+    inputs = {k: (v.float() if v.is_floating_point() else v) for k, v in inputs.items()}
+    model(inputs).square().sum().backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), name
+        assert p.grad.abs().sum() > 0, name
+
+
+def test_nlm_structure_and_parameter_count():
+    model = NLM(FERRY_CHANNELS, n_outputs=2)  # breadth 3, depth 5, hidden 8
+    assert [sorted(layer.out_channels) for layer in model.layers] == [
+        [0, 1, 2, 3],
+        [0, 1, 2, 3],
+        [0, 1, 2],
+        [0, 1],
+        [0],
+    ]
+    assert [layer.activation for layer in model.layers] == [True] * 4 + [False]
+
+    def linear(r: int, c_exp: int, c_own: int, c_out: int = 8) -> int:
+        return (np.prod(range(1, r + 1)) * (c_exp + c_own) + 1) * c_out
+
+    first = linear(0, 0, 2 + 2 * 8) + linear(1, 2, 8 + 2 * 4) + linear(2, 8, 4) + linear(3, 4, 0)
+    middle = linear(0, 0, 24) + linear(1, 8, 24) + linear(2, 8, 24) + linear(3, 8, 8)
+    third = linear(0, 0, 24) + linear(1, 8, 24) + linear(2, 8, 24)
+    fourth = linear(0, 0, 24) + linear(1, 8, 24)
+    out = linear(0, 0, 24, c_out=2)
+    n_params = sum(p.numel() for p in model.parameters())
+    assert n_params == first + middle + third + fourth + out
+    assert 2_000 < n_params < 10_000
+
+
+def test_nlm_single_object_and_nullary_only_channels():
+    """Empty reductions (one object, exclude_self) stay finite; arity-0 may have no channels."""
+    model = NLM({0: 0, 1: 3, 2: 2}, n_outputs=2).double()
+    inputs = random_nlm_input(2, 3, {1: 3, 2: 2}, n_real=[1, 3])
+    inputs["arity0"] = torch.zeros(2, 0, dtype=torch.float64)
+    out = model(inputs)
+    assert out.shape == (2, 2) and torch.isfinite(out).all()
+    torch.testing.assert_close(out, reference_nlm(model, inputs), rtol=0, atol=1e-12)
+
+
+def test_masked_exists_forall_semantics():
+    x = torch.tensor([[[0.2], [0.9], [0.5]]], dtype=torch.float64, requires_grad=True)  # [1, N=3, 1]
+    valid = torch.tensor([[[True], [False], [True]]])
+    ex, fa = masked_exists_forall(x, valid)
+    assert ex.item() == 0.5 and fa.item() == 0.2
+    (ex + 2 * fa).sum().backward()
+    assert x.grad.flatten().tolist() == [2.0, 0.0, 1.0]
+    ex, fa = masked_exists_forall(x, torch.zeros_like(valid))
+    assert ex.item() == 0.0 and fa.item() == 1.0  # empty: exists is false, forall is true
+
+
+@pytest.mark.parametrize("exclude_self", [True, False])
+def test_block3_gradcheck(exclude_self):
+    g = torch.Generator().manual_seed(0)
+    a, b, c = (
+        torch.randn(2, 4, 4, 3, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3)
+    )
+    w = torch.randn(6, 3, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    a2, b2 = (torch.randn(2, 4, 4, 5, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.bool)
+
+    def f(*args):
+        return Block3.apply(*args, mask, exclude_self, True)
+
+    assert torch.autograd.gradcheck(f, (a, b, c, w, a2, b2), eps=1e-6, atol=1e-6)
+
+
+def test_nlm_on_encoded_ferry_states(ferry_pair):
+    """Real encodings of two problems of different sizes, padded together by `nlm_batch`."""
+    small, big = ferry_pair
+    items = [encode_nlm(small, some_states(small, 5)), encode_nlm(big, some_states(big, 7, seed=1))]
+    assert nlm_channels(items[0]) == FERRY_CHANNELS
+    batch = nlm_batch(items, dtype=torch.float64)
+    assert batch["arity2"].shape == (12, 7, 7, 4) and batch["arity1"].shape == (12, 7, 8)
+    assert batch["object_mask"].sum(1).tolist() == [5] * 5 + [7] * 7
+    torch.manual_seed(5)
+    model = make_model("nlm", n_outputs=2, in_channels=nlm_channels(batch)).double()
+    out = model(batch)
+    assert out.shape == (12, 2)
+    alone = torch.cat([model(nlm_batch([item], dtype=torch.float64)) for item in items])
+    torch.testing.assert_close(out, alone, rtol=0, atol=1e-12)
+
+
+def test_nlm_batch_pads_and_masks():
+    items = [
+        {
+            "arity0": np.ones((2, 1), np.int8),
+            "arity1": np.ones((2, 3, 2), np.int8),
+            "arity2": np.ones((2, 3, 3, 1), np.int8),
+        },
+        {
+            "arity0": np.zeros((1, 1), np.int8),
+            "arity1": np.ones((1, 5, 2), np.int8),
+            "arity2": np.ones((1, 5, 5, 1), np.int8),
+        },
+    ]
+    batch = nlm_batch(items)
+    assert batch["arity1"].dtype == torch.float32 and batch["object_mask"].dtype == torch.bool
+    assert batch["arity2"].shape == (3, 5, 5, 1)
+    assert batch["arity2"][:2].sum().item() == 2 * 9 and batch["arity2"][2].sum().item() == 25
+    assert batch["object_mask"].tolist() == [[True] * 3 + [False] * 2] * 2 + [[True] * 5]
+    with pytest.raises(ValueError, match="disagree"):
+        nlm_batch(
+            [
+                items[0],
+                {"arity0": np.ones((1, 2)), "arity1": np.ones((1, 3, 2)), "arity2": np.ones((1, 3, 3, 1))},
+            ]
+        )
+
+
+# ----------------------------------------------------------------------------- STRIPS-HGN
+def test_hypergraph_batching_offsets(ferry_pair):
+    small, big = ferry_pair
+    g1 = hypergraph_data(small, [small.init])[0]
+    g2 = hypergraph_data(big, [big.init])[0]
+    assert (g1.num_nodes, g1.num_hyperedges) == (small.n_facts, small.n_actions)
+    assert g1.num_nodes != g2.num_nodes and g1.num_hyperedges != g2.num_hyperedges
+    batch = Batch.from_data_list([g1, g2])
+    f1, a1 = g1.num_nodes, g1.num_hyperedges
+    for key, shift in (("pre_fact", f1), ("add_fact", f1), ("pre_edge", a1), ("add_edge", a1)):
+        n1 = getattr(g1, key).numel()
+        assert torch.equal(batch[key][:n1], g1[key]), key
+        assert torch.equal(batch[key][n1:], g2[key] + shift), key
+    assert batch.num_hyperedges.tolist() == [a1, g2.num_hyperedges]
+    assert batch.x.shape == (f1 + g2.num_nodes, 2) and batch.u.shape == (2, 2)
+    assert batch.edge_attr.shape == (a1 + g2.num_hyperedges, 3)
+    assert batch.batch.tolist() == [0] * f1 + [1] * g2.num_nodes
+    loaded = next(iter(DataLoader([g1, g2, g1], batch_size=3)))
+    assert loaded.pre_edge.max().item() == 2 * a1 + g2.num_hyperedges - 1
+
+
+def test_hypergraph_content(ferry_task):
+    state = ferry_task.init
+    g = hypergraph_data(ferry_task, [state])[0]
+    in_state = set(state.fact_indices().tolist())
+    assert g.x[:, 0].nonzero().flatten().tolist() == sorted(in_state)
+    assert g.x[:, 1].nonzero().flatten().tolist() == ferry_task.goal.tolist()
+    a = ferry_task.action_index("(board c0 l0)")
+    pre = g.pre_fact[g.pre_edge == a].tolist()
+    add = g.add_fact[g.add_edge == a].tolist()
+    assert pre == ferry_task.pre_idx[ferry_task.pre_ptr[a] : ferry_task.pre_ptr[a + 1]].tolist()
+    assert add == [ferry_task.fact_index("(on c0)")]
+    assert g.edge_attr[a].tolist() == [1.0, len(pre), 1.0]
+    # the static structure is shared, not copied, between the states of a task
+    g2 = hypergraph_data(ferry_task, [state])[0]
+    assert g2.pre_fact.data_ptr() == g.pre_fact.data_ptr()
+
+
+def test_state_forms_agree(ferry_task):
+    states = some_states(ferry_task, 4)
+    ref = state_fact_matrix(ferry_task, states)
+    assert np.array_equal(state_fact_matrix(ferry_task, ferry_task.states_to_array(states)), ref)
+    assert np.array_equal(state_fact_matrix(ferry_task, [s.fact_indices() for s in states]), ref)
+
+
+def test_hypergraph_batch_fast_path_equals_collate(ferry_task):
+    states = some_states(ferry_task, 3)
+    fast = hypergraph_batch(ferry_task, states)
+    slow = Batch.from_data_list(hypergraph_data(ferry_task, states))
+    for key in (
+        "x",
+        "edge_attr",
+        "u",
+        "pre_fact",
+        "pre_edge",
+        "add_fact",
+        "add_edge",
+        "num_hyperedges",
+        "batch",
+    ):
+        assert torch.equal(fast[key], slow[key]), key
+
+
+def test_hgn_batch_equals_single_graphs(ferry_task, gripper_task):
+    torch.manual_seed(0)
+    model = STRIPSHGN(n_outputs=2).double()
+    graphs = hypergraph_data(ferry_task, some_states(ferry_task, 2), dtype=torch.float64)
+    graphs += hypergraph_data(gripper_task, [gripper_task.init], dtype=torch.float64)
+    out = model(Batch.from_data_list(graphs))
+    assert out.shape == (3, 2)
+    alone = torch.cat([model(g) for g in graphs])
+    torch.testing.assert_close(out, alone, rtol=0, atol=1e-10)
+    fast = model(hypergraph_batch(ferry_task, some_states(ferry_task, 2), dtype=torch.float64))
+    torch.testing.assert_close(fast, out[:2], rtol=0, atol=1e-10)
+
+
+def test_hgn_gradients_and_state_dependence(ferry_task):
+    torch.manual_seed(1)
+    model = STRIPSHGN(n_outputs=1)
+    batch = hypergraph_batch(ferry_task, some_states(ferry_task, 4))
+    out = model(batch)
+    assert out[:, 0].unique().numel() > 1  # different states, different outputs
+    out.sum().backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and p.grad.abs().sum() > 0, name
+    assert 10_000 < sum(p.numel() for p in model.parameters()) < 100_000
+
+
+# ----------------------------------------------------------------------------- linear, factory
+def test_linear_regression():
+    model = LinearRegression(n_outputs=2)
+    out = model(torch.tensor([[3, 5, 7, 1.4]], dtype=torch.float64))
+    assert out.shape == (1, 2) and out.dtype == torch.float32
+    assert sum(p.numel() for p in model.parameters()) == 10
+
+
+def test_make_model():
+    assert set(MODELS) == {"nlm", "hgn", "linear"}
+    assert isinstance(make_model("linear", n_outputs=1), LinearRegression)
+    assert isinstance(make_model("hgn", n_outputs=2), STRIPSHGN)
+    nlm = make_model("nlm", n_outputs=1, in_channels=FERRY_CHANNELS)
+    assert isinstance(nlm, NLM) and nlm.n_outputs == 1
+    with pytest.raises(ValueError, match="hgn, linear, nlm"):
+        make_model("gnn", n_outputs=1)
+    assert isinstance(hypergraph_data, object) and HypergraphData is not None
