@@ -1,0 +1,93 @@
+"""Training CLI: smoke runs of every model x distribution, run-directory contents, checkpoints that
+load without unpickling, resume == uninterrupted, config presets, and learning beyond hFF."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from agents.supervised import Args, load_config_defaults, train
+from pddlgym_sl.data.dataset import load_split
+from pddlgym_sl.errors import ConfigError
+
+
+@pytest.mark.parametrize("model", ["nlm", "hgn", "linear"])
+@pytest.mark.parametrize("dist", ["n", "tn"])
+def test_cli_smoke(model, dist, tiny_dataset, tmp_path):
+    cmd = [sys.executable, "-m", "agents.supervised", "--model", model, "--dist", dist]
+    cmd += ["--data", str(tiny_dataset), "--steps", "4", "--val-every", "2", "--batch-size", "16"]
+    cmd += ["--runs", str(tmp_path), "--quiet", "--name", "run"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "hFF" in out.stdout and "LM-cut" in out.stdout and "test MSE" in out.stdout
+    run = tmp_path / "run"
+    assert {"args.json", "model.json", "best.safetensors", "last.pt", "metrics.json"} <= {
+        p.name for p in run.iterdir()
+    }
+    metrics = json.loads((run / "metrics.json").read_text())
+    for key in ("test_mse", "test_mse_clip", "test_nll", "test_hff_mse", "test_lmcut_mse"):
+        assert np.isfinite(metrics[key])
+    config = json.loads((run / "model.json").read_text())
+    assert config["head"]["dist"] == dist and config["model"]["name"] == model
+
+
+def test_run_directory_logs_and_checkpoints(tiny_dataset, tmp_path):
+    run = train(Args(data=tiny_dataset, runs=tmp_path, steps=20, val_every=10, batch_size=32, quiet=True))
+    assert run.name.startswith("ferry__nlm__tn__learn__hff__s0__")
+    events = EventAccumulator(str(run))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    expected = {"train/nll", "train/mse", "train/sigma", "train/lr", "train/steps_per_s"}
+    expected |= {"val/mse", "val/mse_clip", "val/nll", "test/mse"}
+    assert expected <= tags
+    assert "hyperparameters/text_summary" in events.Tags()["tensors"]
+    state = torch.load(run / "last.pt", weights_only=True)  # no pickled code needed
+    assert state["step"] == 20 and "optimizer" in state
+    weights = load_file(run / "best.safetensors")
+    assert set(weights) == set(state["model"])
+
+
+def test_resume_gives_the_same_result(tiny_dataset, tmp_path):
+    common = {"data": tiny_dataset, "batch_size": 32, "val_every": 5, "quiet": True, "model": "nlm"}
+    straight = train(Args(**common, steps=20, runs=tmp_path / "a", name="run"))
+    interrupted = train(Args(**common, steps=10, runs=tmp_path / "b", name="run"))
+    resumed = train(Args(resume=interrupted, steps=20, quiet=True))
+    assert resumed == interrupted
+    a, b = load_file(straight / "best.safetensors"), load_file(resumed / "best.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    ma = json.loads((straight / "metrics.json").read_text())
+    mb = json.loads((resumed / "metrics.json").read_text())
+    assert ma == mb
+
+
+def test_learning_beats_hff_on_validation(tiny_dataset, tmp_path):
+    """The TN NLM with the hFF residual learns a heuristic more accurate than hFF itself."""
+    run = train(Args(data=tiny_dataset, runs=tmp_path, steps=150, val_every=25, batch_size=64, quiet=True))
+    metrics = json.loads((run / "metrics.json").read_text())
+    val = load_split(tiny_dataset / "ferry" / "val")
+    hff_val_mse = float(np.mean((val.values["hff"] - val.h_star) ** 2))
+    assert metrics["best_val_mse"] < hff_val_mse
+
+
+def test_config_presets(tmp_path):
+    args = load_config_defaults(["--config", "configs/gripper-hgn.yaml"])
+    assert (args.domain, args.model, args.lr, args.steps) == ("gripper", "hgn", 1e-3, 40_000)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("dist: tn\nlearning_rate: 3\n")
+    with pytest.raises(ConfigError, match="learning_rate"):
+        load_config_defaults(["--config", str(bad)])
+    for path in Path("configs").glob("*-*.yaml"):
+        load_config_defaults(["--config", str(path)])  # every preset is valid
+
+
+def test_missing_dataset_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="no labelled dataset"):
+        train(Args(data=tmp_path / "nothing", runs=tmp_path, steps=1, quiet=True))
