@@ -1,0 +1,112 @@
+"""A trained model as a search heuristic: one forward pass per batch of states of one task.
+
+`LearnedHeuristic` implements the batch interface of `pddlgym_sl.search` (``batch(states)``):
+the lower bound and residual base come from `pddlgym_sl.heuristics` (the engine that labelled
+the training data), the model input from the same encoders the trainer used, and the value is
+the head's point estimate — N: μ, N+clip: max(μ, l), TN: E[x]. A state whose admissible bound
+is infinite is a proven dead end and gets ``inf`` without a forward pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.checkpoint import load_model_config, load_weights
+from agents.graphs import hypergraph_batch, nlm_batch
+from agents.heads import Head, make_head
+from agents.models import make_model
+from pddlgym_sl.envs.encoders.nlm import NLMEncoder
+from pddlgym_sl.envs.encoders.schema import Schema
+from pddlgym_sl.heuristics import make_heuristic
+from pddlgym_sl.task import CompiledTask
+
+
+@dataclass
+class TrainedModel:
+    """A model and its head, restored from a run directory (no pickled code involved)."""
+
+    model: torch.nn.Module
+    head: Head
+    name: str
+    domain: str
+    run_dir: Path
+
+    @classmethod
+    def load(
+        cls, run_dir: str | Path, device: torch.device | str = "cpu", checkpoint: str = "best"
+    ) -> TrainedModel:
+        run_dir = Path(run_dir)
+        config = load_model_config(run_dir / "model.json")
+        model_config: dict[str, Any] = dict(config["model"])
+        name = model_config.pop("name")
+        model = make_model(name, **model_config)
+        load_weights(run_dir / f"{checkpoint}.safetensors", model)
+        model.to(device).eval()
+        return cls(model, make_head(**config["head"]), name, config["domain"], run_dir)
+
+
+class LearnedHeuristic:
+    """Batch heuristic of a `TrainedModel` on one task.
+
+    Args:
+        trained: the restored model and head.
+        task: the task whose states will be evaluated.
+        schema: the domain's predicate vocabulary (NLM input); built from the task's domain file
+            when omitted.
+        clip: clip N's μ below by the admissible bound (the paper's "+clip").
+        device: where the forward pass runs.
+    """
+
+    def __init__(
+        self,
+        trained: TrainedModel,
+        task: CompiledTask,
+        schema: Schema | None = None,
+        clip: bool = False,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        self.trained, self.task, self.clip = trained, task, clip
+        self.device = torch.device(device)
+        head = trained.head
+        self.lower = make_heuristic(head.lower_key, task)
+        self.residual = make_heuristic(head.residual_key, task) if head.residual_key else None
+        self.hff = make_heuristic("hff", task) if trained.name == "linear" else None
+        if trained.name == "nlm":
+            if schema is None:
+                schema = Schema.from_domain_file(task.domain_file)
+            self.encoder = NLMEncoder(schema, task)
+
+    def _inputs(self, states: np.ndarray) -> Any:
+        name = self.trained.name
+        if name == "nlm":
+            return {k: v.to(self.device) for k, v in nlm_batch([self.encoder.encode_batch(states)]).items()}
+        if name == "hgn":
+            return hypergraph_batch(self.task, states).to(self.device)
+        return torch.as_tensor(self.hff.features_batch(states), dtype=torch.float32, device=self.device)
+
+    def _tensor(self, values: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(values, dtype=torch.float32, device=self.device)
+
+    @torch.no_grad()
+    def batch(self, states: np.ndarray) -> np.ndarray:
+        """Heuristic values of a (n, n_words) uint64 batch of this task's states."""
+        lower = self.lower.batch(states)
+        base = self.residual.batch(states) if self.residual is not None else None
+        live = np.isfinite(lower) if base is None else np.isfinite(lower) & np.isfinite(base)
+        values = np.full(len(states), np.inf)
+        if live.any():
+            rows = np.ascontiguousarray(states[live])
+            raw = self.trained.model(self._inputs(rows))
+            lower_t = self._tensor(lower[live])
+            base_t = self._tensor(base[live]) if base is not None else None
+            h = self.trained.head.heuristic(raw, lower_t, base_t, clip=self.clip)
+            values[live] = h.double().cpu().numpy()
+        return values
+
+    def __call__(self, state) -> float:
+        return float(self.batch(state.words[None, :])[0])
