@@ -1,6 +1,13 @@
 """Benchmark: GBFS node-evaluation rate, ours against pyperplan's on the same problems, one process.
 
     python benchmarks/search_speed.py [--max-evaluations 10000] [--pyperplan-evaluations 1000] [--seeds 5]
+                                      [--run RUN_DIR] [--threads 2]
+
+Part 2 times GBFS with the learned heuristic of the paper's proposed configuration — NLM, TN
+head, learned sigma, hFF residual, LM-cut bound — beside GBFS + hFF on the same ferry problems
+of growing size (objects = locations + cars). The NLM is the one of ``--run`` or, by default,
+freshly initialised (speed does not depend on the weights); each expansion's successors are
+evaluated in one forward pass.
 
 For each domain, mid-size generated problems (seeds 1..N) are solved with our GBFS + hFF
 (compiled kernels, one batched heuristic call per expansion) and with pyperplan's greedy
@@ -17,12 +24,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
 from pyperplan.grounding import ground
 from pyperplan.heuristics.relaxation import hFFHeuristic
 from pyperplan.search.a_star import greedy_best_first_search
 
 import domains
+from agents.heads import make_head
+from agents.learned_heuristic import LearnedHeuristic, TrainedModel
+from agents.models import make_model
 from pddlgym_sl import load_task
+from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.pddl import parse_domain, parse_problem
 from pddlgym_sl.search import gbfs
@@ -66,7 +78,11 @@ def main() -> None:
     parser.add_argument("--max-evaluations", type=int, default=10_000)
     parser.add_argument("--pyperplan-evaluations", type=int, default=1_000)
     parser.add_argument("--seeds", type=int, default=5, help="problems per domain (seeds 1..N)")
+    parser.add_argument("--run", type=Path, default=None, help="trained NLM run (default: random weights)")
+    parser.add_argument("--nlm-evaluations", type=int, default=1_000)
+    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     print(f"{'domain':<12} {'problem':<28} {'ours eval/s':>12} {'pyperplan eval/s':>17} {'ratio':>7}  result")
     with tempfile.TemporaryDirectory() as tmp:
         for name, params in PROBLEMS.items():
@@ -87,6 +103,42 @@ def main() -> None:
             label = ",".join(f"{k}={v}" for k, v in params.items())
             outcome = f"{solved}/{args.seeds} solved, {evaluations} evaluations"
             print(f"{name:<12} {label:<28} {ours:>12,.0f} {ref:>17,.0f} {ours / ref:>6.1f}x  {outcome}")
+        learned_rates(args, Path(tmp))
+
+
+def _nlm_tn(run: Path | None) -> TrainedModel:
+    if run is not None:
+        return TrainedModel.load(run)
+    head = make_head("tn", sigma="learn", residual="hff", bound="lmcut")
+    schema = Schema.from_domain_file(domains.domain_file("ferry"))
+    channels = {k: 2 * len(preds) for k, preds in schema.by_arity.items()}
+    torch.manual_seed(0)
+    return TrainedModel(
+        make_model("nlm", in_channels=channels, n_outputs=head.n_outputs), head, "nlm", "ferry", None
+    )
+
+
+def learned_rates(args: argparse.Namespace, tmp: Path) -> None:
+    trained = _nlm_tn(args.run)
+    print(
+        "\nGBFS + NLM (TN, learn sigma, hFF residual, LM-cut bound) vs GBFS + hFF, ferry, "
+        f"{args.threads} threads"
+    )
+    print(
+        f"{'locations=cars':<15} {'objects':>7} {'NLM eval/s':>11} {'hFF eval/s':>11} {'NLM evaluations':>16}"
+    )
+    for size in (5, 8, 10, 15):
+        problem = tmp / f"ferry-nlm-{size}.pddl"
+        problem.write_text(domains.generate_problem("ferry", seed=1, locations=size, cars=size))
+        task = load_task(domains.domain_file("ferry"), problem)
+        learned = LearnedHeuristic(trained, task)
+        gbfs(task, learned, max_evaluations=30)  # warm-up
+        result = gbfs(task, learned, max_evaluations=args.nlm_evaluations)
+        hff = gbfs(task, make_heuristic("hff", task), max_evaluations=args.max_evaluations)
+        print(
+            f"{size:<15} {2 * size:>7} {result.evaluations / result.seconds:>11,.0f} "
+            f"{hff.evaluations / hff.seconds:>11,.0f} {result.evaluations:>16}"
+        )
 
 
 if __name__ == "__main__":
