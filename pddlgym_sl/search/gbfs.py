@@ -47,16 +47,7 @@ def gbfs(
     stats = {"evaluations": 0, "expansions": 0, "generated": 0}
 
     def finish(status: str, goal_node: int | None = None) -> SearchResult:
-        plan = space.plan_to(goal_node) if goal_node is not None else []
-        return SearchResult(
-            solved=goal_node is not None,
-            plan=[task.actions[a] for a in plan],
-            cost=len(plan) if goal_node is not None else None,
-            seconds=time.perf_counter() - start,
-            status=status,
-            plan_indices=plan,
-            **stats,
-        )
+        return space.result(task, status, goal_node, time.perf_counter() - start, stats)
 
     if task.is_goal(task.init):
         return finish("solved", root)

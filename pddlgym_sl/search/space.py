@@ -8,6 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
+from pddlgym_sl.search.result import SearchResult
 from pddlgym_sl.task import CompiledTask
 
 BatchEvaluator = Callable[[np.ndarray], np.ndarray]
@@ -57,6 +58,21 @@ class SearchSpace:
 
     def words(self, nid: int) -> np.ndarray:
         return np.frombuffer(self.keys[nid], dtype="<u8")
+
+    def result(
+        self, task: CompiledTask, status: str, goal_node: int | None, seconds: float, stats: dict[str, int]
+    ) -> SearchResult:
+        """The `SearchResult` of a search that ended with `status` (at `goal_node` when solved)."""
+        plan = self.plan_to(goal_node) if goal_node is not None else []
+        return SearchResult(
+            solved=goal_node is not None,
+            plan=[task.actions[a] for a in plan],
+            cost=len(plan) if goal_node is not None else None,
+            seconds=seconds,
+            status=status,
+            plan_indices=plan,
+            **stats,
+        )
 
     def plan_to(self, nid: int) -> list[int]:
         """Action indices from the root to node `nid`."""
