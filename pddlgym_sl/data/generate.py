@@ -1,6 +1,7 @@
 """Command line: generate a split's problems, solve them optimally and label every plan state.
 
     python -m pddlgym_sl.data.generate --domain ferry --split train [--jobs N] [--out DIR]
+    python -m pddlgym_sl.data.generate --domain ferry --split all      # train, val and test
     python -m pddlgym_sl.data.generate --preset small            # the training quick start's data
     python -m pddlgym_sl.data.generate --domain-file D.pddl --problems DIR --split mine
 
@@ -27,6 +28,8 @@ from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.errors import ConfigError, PDDLError
 
 DEFAULT_TIME_LIMITS = {"train": 300.0, "val": 300.0, "test": 1800.0, "plan": 1800.0}
+LABELLED_SPLITS = ("train", "val", "test")
+"""``--split all``: the splits training and Table 1 need (the plan split is only searched, not labelled)."""
 
 
 @dataclass
@@ -36,7 +39,7 @@ class Args:
     domain: str | None = None
     """bundled domain (blocksworld, ferry, gripper, visitall)"""
     split: str | None = None
-    """split of Table 3 (train, val, test, plan), or a name for --problems"""
+    """split of Table 3 (train, val, test, plan), all (= train, val, test), or a name for --problems"""
     preset: Literal["small"] | None = None
     """a named dataset instead of --domain/--split (all of its splits)"""
     out: Path | None = None
@@ -95,21 +98,24 @@ def run(args: Args) -> list[dict]:
             raise ConfigError(f"no .pddl problem files in {args.problems}")
         name = args.domain or domain_file.parent.name
         slots = files[: args.limit]
+        plan = {args.split: slots}
     else:
         domain_file = domains.domain_file(args.domain)
         name = args.domain
-        slots = domains.split_specs(args.domain, args.split)[: args.limit]
+        splits = LABELLED_SPLITS if args.split == "all" else (args.split,)
+        plan = {split: domains.split_specs(args.domain, split)[: args.limit] for split in splits}
     return [
         build_split(
             name,
             domain_file,
-            args.split,
+            split,
             slots,
-            root / name / args.split,
-            config(args.split),
+            root / name / split,
+            config(split),
             jobs=args.jobs,
             progress=not args.quiet,
         )
+        for split, slots in plan.items()
     ]
 
 
