@@ -122,11 +122,17 @@ def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
         "expansions": result.expansions,
         "generated": result.generated,
         "seconds": round(result.seconds, 4),
+        "limit": limit,
         "plan": result.plan,
     }
 
 
 # ------------------------------------------------------------------ driver side
+def _finished(path: Path, limit: int) -> bool:
+    """A problem is done when its result exists and was obtained under the same budget."""
+    return path.is_file() and json.loads(path.read_text()).get("limit") == limit
+
+
 def summarize(results: list[dict[str, Any]], limit: int) -> dict[str, Any]:
     """Coverage and average evaluations (an unsolved problem counts `limit`), as in Table 2."""
     solved = [r for r in results if r["solved"]]
@@ -169,7 +175,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     else:
         out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / args.split
     (out / "problems").mkdir(parents=True, exist_ok=True)
-    pending = [f for f in files if not (out / "problems" / f"{f.stem}.json").is_file()]
+    pending = [f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit)]
 
     threads = 1 if args.jobs > 1 else torch.get_num_threads()
     init = (str(args.run) if args.run else None, args.heuristic, args.clip, args.device, threads)

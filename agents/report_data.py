@@ -1,0 +1,271 @@
+"""Collecting what the report needs: run directories, their evaluations, and hFF baselines.
+
+A *run* is a directory with ``args.json`` (written by `agents.supervised`); its test accuracy is
+``metrics.json`` (absent while the run is unfinished) and its planning results are
+``eval/<split>/summary.json`` (N, TN) and ``eval/<split>-clip/summary.json`` (N+clip), each with
+per-problem JSONs in ``problems/``. A *baseline* is any ``summary.json`` of `agents.evaluate`
+without a run (``--heuristic``), found anywhere under the given paths.
+
+Runs are grouped by (model, domain, config, dist), where a config is the paper's column block
+(σ learn|fixed, residual, lower bound); the seeds of a group are its repetitions. Nothing here
+raises on missing or malformed files: what is missing becomes None and a note for the report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DOMAIN_ORDER = ("blocksworld", "ferry", "gripper", "visitall")
+MODEL_ORDER = ("nlm", "hgn", "linear")
+SIGMA_ORDER = ("learn", "fixed")
+RESIDUAL_ORDER = ("hff", "lmcut", "none")
+BOUND_ORDER = ("lmcut", "hmax", "blind")
+MODEL_NAMES = {"nlm": "NLM", "hgn": "STRIPS-HGN", "linear": "linear regression (LR)"}
+_RESIDUAL_LABEL = {"hff": "hFF", "lmcut": "hLMcut", "none": "none"}
+_BOUND_LABEL = {"lmcut": "hLMcut", "hmax": "hmax", "blind": "hblind"}
+
+
+def _rank(value: str, order: Sequence[str]) -> tuple[int, str]:
+    """Sort key: the paper's order first, anything else alphabetically after it."""
+    return (order.index(value), "") if value in order else (len(order), value)
+
+
+def domain_key(domain: str) -> tuple[int, str]:
+    return _rank(domain, DOMAIN_ORDER)
+
+
+def model_key(model: str) -> tuple[int, str]:
+    return _rank(model, MODEL_ORDER)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One column block of the paper's tables: how σ, the residual and the bound are set."""
+
+    sigma: str
+    residual: str
+    bound: str = "lmcut"
+
+    @property
+    def label(self) -> str:
+        """The paper's column header: ``learn/hFF``, ``fixed/none``, ``learn/hFF (l = hmax)``."""
+        text = f"{self.sigma}/{_RESIDUAL_LABEL.get(self.residual, self.residual)}"
+        if self.bound != "lmcut":
+            text += f" (l = {_BOUND_LABEL.get(self.bound, self.bound)})"
+        return text
+
+    def sort_key(self) -> tuple:
+        return (
+            _rank(self.sigma, SIGMA_ORDER),
+            _rank(self.residual, RESIDUAL_ORDER),
+            _rank(self.bound, BOUND_ORDER),
+        )
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object, or None when the file is absent or unreadable."""
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass
+class Run:
+    """One training run (one seed of one grid cell) and what has been computed for it."""
+
+    path: Path
+    model: str
+    domain: str
+    dist: str
+    config: Config
+    seed: int
+    args: dict[str, Any]
+    metrics: dict[str, Any] | None
+
+    def eval_dir(self, split: str, clip: bool) -> Path:
+        return self.path / "eval" / (split + ("-clip" if clip else ""))
+
+    def summary(self, split: str, clip: bool) -> dict[str, Any] | None:
+        """`agents.evaluate`'s summary.json for this split (None when not evaluated yet)."""
+        return _read_json(self.eval_dir(split, clip) / "summary.json")
+
+    def metric(self, key: str) -> float | None:
+        """A finite test metric from metrics.json, or None."""
+        if self.metrics is None:
+            return None
+        value = self.metrics.get(key)
+        return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    model: str
+    domain: str
+    config: Config
+    dist: str
+
+
+@dataclass
+class Collection:
+    """Every run found (grouped), the baselines per domain, and notes about what is odd or missing."""
+
+    groups: dict[GroupKey, list[Run]] = field(default_factory=dict)
+    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    baseline_dirs: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def models(self) -> list[str]:
+        return sorted({k.model for k in self.groups}, key=model_key)
+
+    def domains(self, model: str) -> list[str]:
+        return sorted({k.domain for k in self.groups if k.model == model}, key=domain_key)
+
+    def configs(self, model: str) -> list[Config]:
+        return sorted({k.config for k in self.groups if k.model == model}, key=Config.sort_key)
+
+    def runs(self, model: str, domain: str, config: Config, dist: str) -> list[Run]:
+        return self.groups.get(GroupKey(model, domain, config, dist), [])
+
+    def all_runs(self) -> Iterable[Run]:
+        for runs in self.groups.values():
+            yield from runs
+
+
+def load_run(path: Path) -> Run | None:
+    """A `Run` from a directory with args.json (None when args.json is unreadable)."""
+    args = _read_json(path / "args.json")
+    if args is None:
+        return None
+    try:
+        config = Config(str(args["sigma"]), str(args["residual"]), str(args.get("bound") or "lmcut"))
+        return Run(
+            path=path,
+            model=str(args["model"]),
+            domain=str(args["domain"]),
+            dist=str(args["dist"]),
+            config=config,
+            seed=int(args["seed"]),
+            args=args,
+            metrics=_read_json(path / "metrics.json"),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _walk(paths: Sequence[Path]) -> tuple[list[Path], list[Path], list[str]]:
+    """Run directories and evaluation summaries under `paths` (a run's own eval is not walked)."""
+    run_dirs: list[Path] = []
+    summaries: list[Path] = []
+    notes: list[str] = []
+    seen: set[Path] = set()
+    for root in paths:
+        if not root.exists():
+            notes.append(f"{root} does not exist")
+            continue
+        if root.is_file():
+            if root.name == "summary.json":
+                summaries.append(root)
+            continue
+        for directory, subdirs, files in os.walk(root):
+            here = Path(directory)
+            if here.resolve() in seen:
+                subdirs[:] = []
+                continue
+            seen.add(here.resolve())
+            if "args.json" in files:
+                run_dirs.append(here)
+                subdirs[:] = []  # a run's eval/ holds its own summaries, not baselines
+                continue
+            if "summary.json" in files:
+                summaries.append(here / "summary.json")
+            subdirs.sort()
+    return run_dirs, summaries, notes
+
+
+def collect(
+    paths: Sequence[Path], split: str, baselines: Sequence[Path] = (), heuristic: str = "hff"
+) -> Collection:
+    """Find runs under `paths` and `heuristic` baselines of `split` under `paths` and `baselines`."""
+    run_dirs, summaries, notes = _walk(list(paths))
+    extra_runs, extra_summaries, extra_notes = _walk(list(baselines))
+    summaries += extra_summaries
+    notes += extra_notes
+    if extra_runs:
+        notes.append(f"run directories under --baselines were ignored: {', '.join(map(str, extra_runs))}")
+    col = Collection(notes=notes)
+
+    by_seed: dict[tuple[GroupKey, int], list[Run]] = {}
+    for path in run_dirs:
+        run = load_run(path)
+        if run is None:
+            col.notes.append(f"{path}: unreadable args.json, skipped")
+            continue
+        key = GroupKey(run.model, run.domain, run.config, run.dist)
+        by_seed.setdefault((key, run.seed), []).append(run)
+    for (key, seed), runs in sorted(by_seed.items(), key=lambda item: item[0][1]):
+        # Two runs of one seed would count twice: keep the finished (then the latest-named) one.
+        runs.sort(key=lambda r: (r.metrics is not None, r.path.name))
+        chosen = runs[-1]
+        if len(runs) > 1:
+            others = ", ".join(str(r.path) for r in runs[:-1])
+            col.notes.append(f"{chosen.path}: seed {seed} also in {others}; only {chosen.path.name} is used")
+        col.groups.setdefault(key, []).append(chosen)
+    for key, runs in col.groups.items():
+        for what in ("steps", "data"):
+            values = {str(r.args.get(what)) for r in runs}
+            if len(values) > 1:
+                col.notes.append(
+                    f"{key.model} {key.domain} {key.config.label} {key.dist.upper()}: seeds differ in "
+                    f"{what} ({', '.join(sorted(values))})"
+                )
+
+    limits = [s.get("limit") for r in col.all_runs() for c in (False, True) if (s := r.summary(split, c))]
+    common_limit = max(set(limits), key=limits.count) if limits else None
+    candidates: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    for path in summaries:
+        summary = _read_json(path)
+        if summary is None or summary.get("run") or summary.get("heuristic") != heuristic:
+            continue
+        if summary.get("split") != split or not summary.get("domain"):
+            continue
+        candidates.setdefault(str(summary["domain"]), []).append((path.parent, summary))
+    for domain, found in candidates.items():
+        # Prefer the baseline evaluated under the runs' budget, then the one with most problems.
+        found.sort(key=lambda item: (item[1].get("limit") == common_limit, item[1].get("problems", 0)))
+        directory, summary = found[-1]
+        col.baselines[domain] = summary
+        col.baseline_dirs[domain] = directory
+        if len(found) > 1:
+            col.notes.append(f"{domain}: {len(found)} {heuristic} baselines found, using {directory}")
+    return col
+
+
+def mean_std(values: Sequence[float], ddof: int = 1) -> tuple[float, float]:
+    """Mean and standard deviation (sample std with ddof=1; 0 for a single value)."""
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n - ddof <= 0:
+        return mean, 0.0
+    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - ddof))
+
+
+def problem_results(eval_dir: Path, summary: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The per-problem results of an evaluation: the first ``summary["problems"]`` files by name
+    (`agents.evaluate` evaluates the first N problems of a sorted split), or all when no summary."""
+    files = sorted((eval_dir / "problems").glob("*.json"))
+    if summary is not None and isinstance(summary.get("problems"), int):
+        files = files[: summary["problems"]]
+    results = []
+    for f in files:
+        value = _read_json(f)
+        if value is not None and "solved" in value and "evaluations" in value:
+            results.append(value)
+    return results
