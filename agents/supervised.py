@@ -77,6 +77,8 @@ class Args:
     """AdamW weight decay"""
     grad_clip: float = 0.1
     """gradient-norm clipping"""
+    test_split: str = "test"
+    """labelled split for the final test metrics (e.g. test-reduced, see pddlgym_sl.data.presets)"""
     train_problems: int = 400
     """problems subsampled (seeded) from the training split"""
     seed: int = 0
@@ -111,7 +113,7 @@ def run_name(args: Args) -> str:
 def ensure_dataset(args: Args) -> None:
     """Create the small default dataset when it is asked for and absent."""
     root = args.data / args.domain
-    if all(any((root / s / "labels").glob("*.npz")) for s in ("train", "val", "test")):
+    if all(any((root / s / "labels").glob("*.npz")) for s in ("train", "val", args.test_split)):
         return
     if args.data == Path("data/small") and args.domain == "ferry":
         from pddlgym_sl.data.generate import Args as GenArgs
@@ -121,8 +123,8 @@ def ensure_dataset(args: Args) -> None:
         generate(GenArgs(preset="small", out=args.data, quiet=args.quiet))
         return
     raise ConfigError(
-        f"no labelled dataset in {root}/{{train,val,test}}: create it with python -m "
-        f"pddlgym_sl.data.generate --domain {args.domain} --split train --out {args.data} (and val, test)"
+        f"no labelled dataset in {root}/{{train,val,{args.test_split}}}: create it with python -m "
+        f"pddlgym_sl.data.generate --domain {args.domain} --split all --out {args.data}"
     )
 
 
@@ -275,7 +277,7 @@ def train(args: Args) -> Path:
 
 def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
     """Test-split accuracy of the best checkpoint, beside hFF's and LM-cut's."""
-    test = load_split(args.data / args.domain / "test")
+    test = load_split(args.data / args.domain / args.test_split)
     load_weights(run_dir / "best.safetensors", trainer.model)
     inputs = make_inputs(args.model, test)
     model_metrics = evaluate_split(trainer.model, trainer.head, inputs, test, trainer.device)

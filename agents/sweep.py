@@ -90,6 +90,8 @@ class Args:
     """dataset root (default: the preset's, else data/small)"""
     val_every: int | None = None
     """steps between validations (default: the preset's, else the trainer's)"""
+    test_split: str | None = None
+    """labelled split of the final test metrics (default: the trainer's, test)"""
     batch_size: int | None = None
     """states per training step (default: the preset's, else the trainer's)"""
     device: str | None = None
@@ -213,6 +215,7 @@ def train_command(args: Args, cell: Cell) -> list[str]:
         "--steps": args.steps,
         "--data": args.data,
         "--val-every": args.val_every,
+        "--test-split": args.test_split,
         "--batch-size": args.batch_size,
         "--device": args.device,
     }

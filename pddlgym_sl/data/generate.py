@@ -27,7 +27,7 @@ from pddlgym_sl.data.presets import get_preset
 from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.errors import ConfigError, PDDLError
 
-DEFAULT_TIME_LIMITS = {"train": 300.0, "val": 300.0, "test": 1800.0, "plan": 1800.0}
+DEFAULT_TIME_LIMITS = {"train": 300.0, "val": 300.0, "test": 1800.0, "plan": 1800.0, "test-reduced": 300.0}
 LABELLED_SPLITS = ("train", "val", "test")
 """``--split all``: the splits training and Table 1 need (the plan split is only searched, not labelled)."""
 
@@ -40,10 +40,10 @@ class Args:
     """bundled domain (blocksworld, ferry, gripper, visitall)"""
     split: str | None = None
     """split of Table 3 (train, val, test, plan), all (= train, val, test), or a name for --problems"""
-    preset: Literal["small"] | None = None
-    """a named dataset instead of --domain/--split (all of its splits)"""
+    preset: Literal["small", "test-reduced"] | None = None
+    """a named problem set instead of --split (see pddlgym_sl.data.presets; test-reduced needs --domain)"""
     out: Path | None = None
-    """root directory (default: data, or data/<preset> with --preset)"""
+    """root directory (default: data; data/small for --preset small)"""
     jobs: int = max(1, os.cpu_count() or 1)
     """parallel solver processes"""
     limit: int | None = None
@@ -73,8 +73,8 @@ def run(args: Args) -> list[dict]:
         )
 
     if args.preset is not None:
-        preset = get_preset(args.preset)
-        root = args.out or Path("data") / args.preset
+        preset = get_preset(args.preset, args.domain)
+        root = args.out or Path(preset.root)
         return [
             build_split(
                 preset.domain,

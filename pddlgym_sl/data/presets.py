@@ -3,7 +3,14 @@
 ``small``: the default dataset of the training quick start — ferry, 40 training and 12 validation
 problems sampled from the paper's train/val splits (2..6 locations and cars) and 12 test problems
 that are larger than any training problem (8 or 9 locations and cars). Fast Downward solves all
-of them in well under two minutes on two cores.
+of them in well under two minutes on two cores. Written to ``data/small/ferry/{train,val,test}``.
+
+``test-reduced`` (with a domain): a ``test-reduced`` split of problems larger than the training
+ones but small enough for A* + LM-cut to solve in minutes on a laptop, for Table 1's accuracy
+when the paper's test split (30 min per problem on a cluster) is out of reach:
+blocksworld 11..13 blocks, ferry 7..9 locations and cars, gripper 12..16 balls, visitall the
+paper's own test grid (5..7, already easy to solve optimally). Written to
+``data/<domain>/test-reduced``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ class Preset:
 
     domain: str
     splits: dict[str, list[ProblemSpec]]
+    root: str = "data"
 
 
 def _sample(domain: str, split: str, k: int, seed: int) -> list[ProblemSpec]:
@@ -47,14 +55,32 @@ def small() -> Preset:
             "val": _sample("ferry", "val", 12, seed=0),
             "test": _grid("ferry", "test", sizes, range(1, 4)),
         },
+        root="data/small",
     )
 
 
-PRESETS = {"small": small}
+REDUCED_TEST_GRIDS: dict[str, tuple[list[dict[str, int | float]], range]] = {
+    "blocksworld": ([{"blocks": n} for n in (11, 12, 13)], range(1, 12)),
+    "ferry": ([{"locations": n, "cars": m} for n in (7, 8, 9) for m in (7, 8, 9)], range(1, 5)),
+    "gripper": ([{"balls": n} for n in (12, 14, 16)], range(1, 13)),
+    "visitall": ([{"x": n, "y": n, "ratio": r} for n in (5, 6, 7) for r in (0.5, 1.0)], range(1, 18)),
+}
 
 
-def get_preset(name: str) -> Preset:
+def test_reduced(domain: str | None) -> Preset:
+    if domain not in REDUCED_TEST_GRIDS:
+        raise ConfigError(f"preset 'test-reduced' needs --domain, one of {', '.join(REDUCED_TEST_GRIDS)}")
+    params, seeds = REDUCED_TEST_GRIDS[domain]
+    return Preset(domain=domain, splits={"test-reduced": _grid(domain, "test", params, seeds)})
+
+
+PRESETS = {"small": lambda domain: small(), "test-reduced": test_reduced}
+
+
+def get_preset(name: str, domain: str | None = None) -> Preset:
+    """The preset `name` (``test-reduced`` is per domain)."""
     try:
-        return PRESETS[name]()
+        make = PRESETS[name]
     except KeyError:
         raise ConfigError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}") from None
+    return make(domain)
