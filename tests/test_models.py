@@ -171,6 +171,51 @@ def test_nlm_matches_textbook_reference(exclude_self, fused, depth):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("batch", "n_real", "hidden", "depth", "exclude_self"),
+    [
+        (1, [6], 8, 5, True),  # one state: nothing to split between threads
+        (5, [6, 3, 1, 5, 2], 8, 5, True),  # padding, a lone object (empty reductions)
+        (4, [4, 6, 5, 2], 5, 5, False),  # channels not a multiple of the SIMD width
+        (3, [5, 4, 6], 8, 4, True),  # depth 4: the arity-3 block has no second-layer output
+        (3, [5, 4, 6], 3, 6, True),  # depth 6: arity 3 kept full (generic path inside)
+    ],
+)
+def test_nlm_fused_matches_generic(batch, n_real, hidden, depth, exclude_self):
+    """The compiled CPU kernels compute the generic PyTorch path's function: outputs, parameter
+    and input gradients, with and without autograd recording (float64)."""
+    channels = {0: 2, 1: 6, 2: 3}
+    torch.manual_seed(6)
+    fused = NLM(channels, n_outputs=2, hidden=hidden, depth=depth, exclude_self=exclude_self, fused=True)
+    fused = fused.double()
+    generic = NLM(channels, n_outputs=2, hidden=hidden, depth=depth, exclude_self=exclude_self, fused=False)
+    generic = generic.double()
+    generic.load_state_dict(fused.state_dict())
+    inputs = random_nlm_input(batch, 6, channels, seed=8, n_real=n_real)
+    inputs = {k: v.requires_grad_() if v.is_floating_point() else v for k, v in inputs.items()}
+    out, ref = fused(inputs), generic(inputs)
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+    with torch.no_grad():
+        torch.testing.assert_close(fused(inputs), out.detach(), rtol=0, atol=0)
+    w = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    wrt = [*fused.parameters(), inputs["arity1"], inputs["arity2"]]
+    wrt_ref = [*generic.parameters(), inputs["arity1"], inputs["arity2"]]
+    for a, b in zip(
+        torch.autograd.grad((w * out).sum(), wrt), torch.autograd.grad((w * ref).sum(), wrt_ref), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+def test_nlm_fused_float32_close_to_float64():
+    """float32 on the compiled kernels stays within single precision of the float64 result."""
+    torch.manual_seed(7)
+    model = NLM(FERRY_CHANNELS, n_outputs=2)
+    inputs = random_nlm_input(6, 7, FERRY_CHANNELS, seed=9, n_real=[7, 5, 6, 3, 7, 4])
+    out32 = model({k: v.float() if v.is_floating_point() else v for k, v in inputs.items()})
+    out64 = model.double()(inputs)
+    torch.testing.assert_close(out32.double(), out64, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("fused", [True, False])
 def test_nlm_permutation_invariance(fused):
     torch.manual_seed(1)
@@ -285,18 +330,66 @@ def test_masked_exists_forall_semantics():
 
 @pytest.mark.parametrize("exclude_self", [True, False])
 def test_block3_gradcheck(exclude_self):
+    """The fused arity-3 block (odd channel counts: padded to 8 inside) against finite differences."""
     g = torch.Generator().manual_seed(0)
-    a, b, c = (
-        torch.randn(2, 4, 4, 3, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3)
-    )
-    w = torch.randn(6, 3, 5, generator=g, dtype=torch.float64, requires_grad=True)
-    a2, b2 = (torch.randn(2, 4, 4, 5, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64, requires_grad=True)
+
+    x, x2 = rand(2, 4, 4, 3), rand(2, 4, 4, 4)
+    w0, b0 = rand(5, 6 * 3), rand(5)  # C_t = 5 from C_x = 3
+    w1, b1 = rand(7, 6 * (4 + 5)), rand(7)  # C_p = 7 from C_x' = 4 and T
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.bool)
 
     def f(*args):
         return Block3.apply(*args, mask, exclude_self, True)
 
-    assert torch.autograd.gradcheck(f, (a, b, c, w, a2, b2), eps=1e-6, atol=1e-6)
+    assert torch.autograd.gradcheck(f, (x, w0, b0, x2, w1, b1), eps=1e-6, atol=1e-6)
+    ex_t, _, _, _ = Block3.apply(x, w0, b0, None, None, None, mask, exclude_self, False)
+    torch.testing.assert_close(ex_t, f(x, w0, b0, x2, w1, b1)[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_simd_sigmoid_accuracy(dtype):
+    """The vectorised sigmoid of the kernels (`nlm_simd.vsigmoid`) against a float64 reference."""
+    from numba import njit
+
+    from agents.models.nlm_simd import vload, vsigmoid, vstore
+
+    @njit
+    def sigmoid(x, out):
+        for i in range(0, x.size, 8):
+            vstore(out, i, vsigmoid(vload(x, i)))
+
+    x = np.concatenate([np.linspace(-30, 30, 4000), [-1e4, -800, -100, -0.0, 0.0, 100, 800, 1e4]])
+    x = x.astype(dtype)
+    out = np.empty_like(x)
+    sigmoid(x, out)
+    ref = torch.sigmoid(torch.from_numpy(x.astype(np.float64))).numpy()
+    eps = np.finfo(dtype).eps
+    assert np.all(np.abs(out - ref) <= 3 * eps * np.maximum(ref, np.finfo(dtype).tiny) + np.finfo(dtype).tiny)
+    assert out[-1] == 1.0 and out[-8] <= np.finfo(dtype).tiny and out[-5] == out[-4] == 0.5
+
+
+def test_masked_max_min_kernel_matches_generic():
+    """The compiled masked ∃/∀ (`nlm_kernels`) equals the generic one, values and gradients."""
+    from agents.models.nlm_kernels import masked_max_min
+
+    g = torch.Generator().manual_seed(1)
+    mask = torch.tensor([[1, 1, 1, 0, 1], [1, 0, 0, 0, 0]], dtype=torch.bool)
+    for k, exclude_self in ((1, False), (2, True), (2, False)):
+        x = torch.rand(2, *([5] * k), 3, generator=g, dtype=torch.float64, requires_grad=True)
+        valid = mask.view(2, *([1] * (k - 1)), 5, 1)
+        if k == 2 and exclude_self:
+            valid = valid & ~torch.eye(5, dtype=torch.bool).unsqueeze(-1)
+        ref = masked_exists_forall(x, valid, -1.0, 2.0)
+        out = masked_max_min(x, mask, exclude_self, -1.0, 2.0)
+        w = torch.rand(2, *ref[0].shape, generator=g, dtype=torch.float64)
+        for a, b in zip(out, ref, strict=True):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+        ga = torch.autograd.grad((w[0] * out[0] + w[1] * out[1]).sum(), x)[0]
+        gb = torch.autograd.grad((w[0] * ref[0] + w[1] * ref[1]).sum(), x)[0]
+        torch.testing.assert_close(ga, gb, rtol=0, atol=0)
 
 
 def test_nlm_on_encoded_ferry_states(ferry_pair):

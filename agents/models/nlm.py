@@ -15,7 +15,8 @@ exactly NLM's "concatenate all permutations, then apply a linear layer", ``W_{r,
 of that layer's weight (``nn.Linear(r! * C_in, C_out)``, permutation-major), so this is the textbook
 model (the tests check it against a literal implementation).
 
-How it stays fast on CPU (no ``r!`` copies of ``Z_r`` are ever made):
+How it stays fast (no ``r!`` copies of ``Z_r`` are ever made). The generic path, in PyTorch
+operations on any device:
 
 * the channel matmul commutes with the axis permutation: the "own" part ``[X_r ‖ ∃ ‖ ∀]`` is
   multiplied once by all ``W_{r,π}`` and the ``r!`` products are summed as permuted views; the
@@ -24,11 +25,21 @@ How it stays fast on CPU (no ``r!`` copies of ``Z_r`` are ever made):
 * ``σ`` is monotone, so ``∃_z σ(a) = σ(max_z a)``: a tensor that the next layer only reduces (the
   top arity of every layer after the first) is never activated at full size; terms that do not
   depend on the reduced axis (the bias, one expand group) are added after the reduction;
-* the masked ∃/∀ pair is one autograd function whose backward is two scatters;
-* on CPU, the arity-3 block of a network whose inputs have arity <= 2 (the first layer's arity-3
-  output, built from expansions only, and the second layer's, only reduced) runs in the compiled
-  kernels of `agents.models.nlm_block3`, which never build a ``[B, N, N, N, C]`` autograd tensor
-  (``fused=False`` selects the generic path; both compute the same function).
+* the masked ∃/∀ pair is one autograd function whose backward is two scatters.
+
+The fused path (``fused``, the default on CPU) computes the same function with compiled numba
+kernels where PyTorch's generic operations cost most, since each of them is a full pass over
+memory and the arity-3 ones materialise ``[B, N, N, N, C]`` tensors:
+
+* the arity-3 block of a network whose inputs have arity <= 2 (the first layer's arity-3 output,
+  built from expansions only, and the second layer's, only reduced) runs in
+  `agents.models.nlm_block3`: from the two layers' arity-2 inputs and weights straight to the four
+  activated ∃/∀ tensors that the next layers read, no arity-3 tensor in autograd;
+* an arity-2 output (full, or reduced for the next layer) and the masked ∃/∀ of arity 1 and 2 run
+  in `agents.models.nlm_kernels`, one pass each way;
+* every kernel works over the real objects of each batch element only (padding costs nothing),
+  with 8-lane SIMD over channels (`agents.models.nlm_simd`), on ``torch.get_num_threads()``
+  threads. Arities <= 1 stay in PyTorch (``[B, N, C]`` tensors are small).
 
 Design choices:
 
@@ -56,7 +67,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -113,18 +124,26 @@ def masked_exists_forall(x: Tensor, valid: Tensor, lo: float = 0.0, hi: float = 
     return _MaskedMaxMin.apply(x, valid, lo, hi)
 
 
-class _Pairwise3:
-    """A lazy arity-3 activation ``σ(a[b,j,k] + b[b,i,k] + c[b,i,j])`` (each ``[B, N, N, C]``).
+class _Expanded3:
+    """A lazy arity-3 activation built from expansions only: ``σ(b + Σ_π π(expand(X)) V_π)`` of
+    an arity-2 tensor ``X`` (``[B, N, N, C]``) and the arity-3 linear layer ``(V, b)`` of ``layer``.
 
-    What an activated arity-3 output built from expansions only looks like; `NLMLayer` consumes it
-    with the fused kernels of `agents.models.nlm_block3` instead of materialising ``[B, N, N, N, C]``.
+    `NLMLayer` consumes it with the fused kernels of `agents.models.nlm_block3` instead of
+    materialising ``[B, N, N, N, C]``; `materialize` gives the tensor (the generic path).
     """
 
-    def __init__(self, a: Tensor, b: Tensor, c: Tensor):
-        self.a, self.b, self.c = a, b, c
+    def __init__(self, x: Tensor, layer: NLMLayer):
+        self.x, self.layer = x, layer
+
+    @property
+    def channels(self) -> int:
+        return self.layer.out_channels[3]
 
     def materialize(self) -> Tensor:
-        return torch.sigmoid(self.a.unsqueeze(1) + self.b.unsqueeze(2) + self.c.unsqueeze(3))
+        batch, n = self.x.shape[:2]
+        out = self.layer._arity_full(3, {2: self.x}, {}, batch, n)
+        assert isinstance(out, Tensor)
+        return out
 
 
 def _permuted(t: Tensor, perm: tuple[int, ...]) -> Tensor:
@@ -147,9 +166,9 @@ class NLMLayer(nn.Module):
         activation: apply the sigmoid (False for the output layer: raw values).
         reduce_outputs: output arities that the next layer only reduces: they are returned as their
             (∃, ∀) pair over the last object axis, computed before the sigmoid (``σ`` is monotone).
-        exclude_self: what the fused kernel's reductions skip (the generic path reads ``valid``).
+        exclude_self: what the compiled kernels' reductions skip (the generic path reads ``valid``).
         lazy_arity3: with ``fused=True`` in `forward`, return an arity-3 output built from
-            expansions only as a lazy pairwise form for the next layer's fused kernel.
+            expansions only as a lazy `_Expanded3` for the next layer's fused arity-3 block.
 
     Shapes:
         - ``full[k]``: ``[B] + [N]*k + [C_k]``; ``reduced[k]``: the (∃, ∀) pair of an arity-``k``
@@ -159,6 +178,9 @@ class NLMLayer(nn.Module):
           object axis that a reduction of an arity-``k`` tensor ranges over; ``mask``: bool
           ``[B, N]``, the real objects.
         - output: ``(full, reduced)`` dicts of the same forms, with ``out_channels[r]`` channels.
+
+    With ``fused=True`` in `forward` (CPU), arity-2 outputs, the masked reductions of arity 1 and
+    2 and a lazy arity-3 input run in the compiled kernels (`NLM`); the function is the same.
     """
 
     def __init__(
@@ -196,69 +218,99 @@ class NLMLayer(nn.Module):
 
     def forward(
         self,
-        full: Mapping[int, Tensor | _Pairwise3],
+        full: Mapping[int, Tensor | _Expanded3],
         reduced: Mapping[int, tuple[Tensor, Tensor]],
         valid: Mapping[int, Tensor],
         mask: Tensor,
         fused: bool = False,
-    ) -> tuple[dict[int, Tensor | _Pairwise3], dict[int, tuple[Tensor, Tensor]]]:
+    ) -> tuple[dict[int, Tensor | _Expanded3], dict[int, tuple[Tensor, Tensor]]]:
         batch, n = mask.shape
         full = dict(full)
         red = dict(reduced)
-        out_full: dict[int, Tensor | _Pairwise3] = {}
+        out_full: dict[int, Tensor | _Expanded3] = {}
         out_red: dict[int, tuple[Tensor, Tensor]] = {}
         lazy = full.get(3)
-        if isinstance(lazy, _Pairwise3):
+        if isinstance(lazy, _Expanded3):
             del full[3]
-            if 3 in self.out_channels and 3 not in self.reduce_outputs:
+            fused3 = None
+            if 3 not in self.out_channels or 3 in self.reduce_outputs:
+                fused3 = self._fused3(lazy, full, red, mask)
+            if fused3 is None:
                 full[3] = lazy.materialize()
             else:
-                out_red.update(self._fused3(lazy, full, red, mask))
+                out_red.update(fused3)
         for r in self.out_channels:
             k = r + 1
             if k in self.in_channels and k not in red:
-                red[k] = masked_exists_forall(full[k], valid[k])
+                red[k] = self._exists_forall(full[k], k, valid[k], mask, fused)
         for r in self.out_channels:
             if r in out_red:
                 continue
+            if fused and r == 2 and self.activation:
+                fast = self._fused2(full, red, mask, reduce=r in self.reduce_outputs)
+                if fast is not None:
+                    if isinstance(fast, tuple):
+                        out_red[r] = fast
+                    else:
+                        out_full[r] = fast
+                    continue
             if r in self.reduce_outputs:
-                out_red[r] = self._arity_reduced(r, full, red, valid[r])
+                out_red[r] = self._arity_reduced(r, full, red, valid[r], mask, fused)
             else:
                 out_full[r] = self._arity_full(r, full, red, batch, n, lazy=fused and self.lazy_arity3)
         return out_full, out_red
 
     def _fused3(
         self,
-        t: _Pairwise3,
+        t: _Expanded3,
         full: Mapping[int, Tensor],
         red: dict[int, tuple[Tensor, Tensor]],
         mask: Tensor,
-    ) -> dict[int, tuple[Tensor, Tensor]]:
-        """Consume a lazy arity-3 input with the fused kernel: sets ``red[3]``, returns arity 3 reduced."""
+    ) -> dict[int, tuple[Tensor, Tensor]] | None:
+        """Consume a lazy arity-3 input with the fused kernel: sets ``red[3]``, returns the arity-3
+        output reduced (empty when this layer has none); None when the kernel does not apply."""
         from agents.models.nlm_block3 import Block3
 
-        out: dict[int, tuple[Tensor, Tensor]] = {}
-        if 3 in self.out_channels:
-            w, c_exp = self._weight(3)
-            w_own = w[:, :, c_exp:].permute(1, 2, 0)  # [6, C_t, C_out]
-            groups = self._groups(3, full)
-            bias = self.linears["3"].bias
-            if groups:
-                a2, b2, post = groups[0].squeeze(1), groups[1].squeeze(2), groups[2].squeeze(3) + bias
-            else:
-                a2 = b2 = t.a.new_zeros((*t.a.shape[:3], w_own.shape[2]))
-                post = bias
-            needs_grad = torch.is_grad_enabled() and any(
-                x.requires_grad for x in (t.a, t.b, t.c, w_own, a2, b2) if isinstance(x, Tensor)
-            )
-            m0x, m0n, m1x, m1n = Block3.apply(
-                t.a, t.b, t.c, w_own, a2, b2, mask, self.exclude_self, needs_grad
-            )
-            out[3] = (torch.sigmoid(m1x + post), torch.sigmoid(m1n + post))
-        else:
-            m0x, m0n, _, _ = Block3.apply(t.a, t.b, t.c, None, None, None, mask, self.exclude_self, False)
-        red[3] = (torch.sigmoid(m0x + t.c), torch.sigmoid(m0n + t.c))
-        return out
+        lin0 = t.layer.linears["3"]
+        own = 3 in self.out_channels
+        if own and (2 not in full or self._parts[3] != (self.in_channels[2], t.channels)):
+            return None  # the kernel's second layer expands its arity-2 input and owns only T
+        lin = self.linears["3"] if own else None
+        x2 = full[2] if own else None
+        params = [
+            p for p in (t.x, lin0.weight, lin0.bias, x2, *(lin.parameters() if lin else ())) if p is not None
+        ]
+        needs_grad = torch.is_grad_enabled() and any(p.requires_grad for p in params)
+        ex_t, fa_t, ex_y, fa_y = Block3.apply(
+            t.x,
+            lin0.weight,
+            lin0.bias,
+            x2,
+            lin.weight if lin else None,
+            lin.bias if lin else None,
+            mask,
+            self.exclude_self,
+            needs_grad,
+        )
+        red[3] = (ex_t, fa_t)
+        return {3: (ex_y, fa_y)} if own else {}
+
+    def _fused2(
+        self, full: Mapping[int, Tensor], red: Mapping[int, tuple[Tensor, Tensor]], mask: Tensor, reduce: bool
+    ) -> Tensor | tuple[Tensor, Tensor] | None:
+        """The arity-2 output (or its ∃/∀ pair when ``reduce``) by the compiled kernel of
+        `agents.models.nlm_kernels`; None when its inputs are not full-size tensors."""
+        from agents.models.nlm_kernels import arity2_output
+
+        batch, n = mask.shape
+        parts = ([full[2]] if 2 in self.in_channels else []) + (list(red[3]) if 3 in red else [])
+        x1 = full[1] if 1 in self.in_channels else None
+        if not parts or any(p.shape[:3] != (batch, n, n) for p in parts):
+            return None
+        if x1 is not None and x1.shape[:2] != (batch, n):
+            return None
+        lin = self.linears["2"]
+        return arity2_output(x1, parts, lin.weight, lin.bias, mask, self.exclude_self, reduce)
 
     def _weight(self, r: int) -> tuple[Tensor, int]:
         """The arity-``r`` weight as ``[C_out, r!, C_exp + C_own]`` and ``C_exp``."""
@@ -313,11 +365,11 @@ class NLMLayer(nn.Module):
         batch: int,
         n: int,
         lazy: bool = False,
-    ) -> Tensor | _Pairwise3:
+    ) -> Tensor | _Expanded3:
+        if lazy and r == 3 and self._parts[3][1] == 0 and 2 in full:
+            return _Expanded3(full[2], self)
         out, groups = self._own(r, full, red), self._groups(r, full)
         bias = self.linears[str(r)].bias
-        if lazy and out is None and sorted(groups) == [0, 1, 2]:
-            return _Pairwise3(groups[0].squeeze(1), groups[1].squeeze(2), groups[2].squeeze(3) + bias)
         owned = out is not None
         for g in groups.values():
             out, owned = _add(out, owned, g)
@@ -329,8 +381,24 @@ class NLMLayer(nn.Module):
             out = out.expand(shape) + bias
         return out.sigmoid_() if self.activation else out
 
+    def _exists_forall(
+        self, x: Tensor, k: int, valid: Tensor, mask: Tensor, fused: bool, lo: float = 0.0, hi: float = 1.0
+    ) -> tuple[Tensor, Tensor]:
+        """``masked_exists_forall(x, valid, lo, hi)``; by the compiled kernel when ``fused`` allows."""
+        if fused and k in (1, 2) and x.shape[:-1] == (mask.shape[0], *([mask.shape[1]] * k)):
+            from agents.models.nlm_kernels import masked_max_min
+
+            return masked_max_min(x, mask, self.exclude_self, lo, hi)
+        return masked_exists_forall(x, valid, lo, hi)
+
     def _arity_reduced(
-        self, r: int, full: Mapping[int, Tensor], red: Mapping[int, tuple[Tensor, Tensor]], valid: Tensor
+        self,
+        r: int,
+        full: Mapping[int, Tensor],
+        red: Mapping[int, tuple[Tensor, Tensor]],
+        valid: Tensor,
+        mask: Tensor,
+        fused: bool = False,
     ) -> tuple[Tensor, Tensor]:
         out, groups = self._own(r, full, red), self._groups(r, full)
         owned = out is not None
@@ -344,7 +412,7 @@ class NLMLayer(nn.Module):
         if out is None:  # every term is constant along the reduced axis
             assert const is not None
             out = torch.zeros_like(const)
-        ex, fa = masked_exists_forall(out, valid, -_INF, _INF)
+        ex, fa = self._exists_forall(out, r, valid, mask, fused, -_INF, _INF)
         return torch.sigmoid(ex + post), torch.sigmoid(fa + post)
 
 
@@ -371,8 +439,9 @@ class NLM(nn.Module):
         depth: number of NLM layers, the output layer included.
         hidden: channels per arity of every hidden layer.
         exclude_self: reductions skip tuples in which the reduced object repeats another argument.
-        fused: use the fused CPU kernels of `agents.models.nlm_block3` for the arity-3 block
-            (None: on CPU tensors). Same function either way; the generic path runs on any device.
+        fused: use the compiled CPU kernels (`agents.models.nlm_block3`, `agents.models.nlm_kernels`)
+            where they apply (None: for float32/float64 CPU tensors). Same function either way; the
+            generic path runs on any device.
 
     Shapes:
         - input: mapping with ``"arity{k}"``: ``[B] + [N]*k + [in_channels[k]]`` for each arity with
@@ -448,7 +517,7 @@ class NLM(nn.Module):
     def forward(self, inputs: Mapping[str, Tensor]) -> Tensor:
         dtype = self.layers[-1].linears["0"].weight.dtype
         mask = inputs["object_mask"].bool()
-        valid = {k: self._valid(mask, k) for k in range(1, max(self.breadth, max(self.in_channels)) + 1)}
+        valid = _Lazy(lambda k: self._valid(mask, k))  # the fused kernels read the mask instead
         full: dict[int, Tensor] = {}
         for k in self.in_channels:
             x = inputs[f"arity{k}"].to(dtype)
@@ -458,7 +527,7 @@ class NLM(nn.Module):
         fused = self.fused
         if fused is None:
             fused = mask.device.type == "cpu" and dtype in (torch.float32, torch.float64)
-        h: dict[int, Tensor | _Pairwise3] = dict(full)
+        h: dict[int, Tensor | _Expanded3] = dict(full)
         reduced: dict[int, tuple[Tensor, Tensor]] = {}
         for layer in self.layers:
             h, reduced = layer(h, reduced, valid, mask, fused=fused)
@@ -476,6 +545,18 @@ class NLM(nn.Module):
                 dist = self._distinct[key] = _distinct_last(n, k, mask.device)
             m = m & dist.unsqueeze(0).unsqueeze(-1)
         return m
+
+
+class _Lazy(dict):
+    """A dict that computes a missing value by ``make(key)`` on first access."""
+
+    def __init__(self, make: Callable[[int], Tensor]):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: int) -> Tensor:
+        value = self[key] = self.make(key)
+        return value
 
 
 def _distinct_last(n: int, k: int, device: torch.device) -> Tensor:

@@ -1,324 +1,664 @@
-r"""Fused CPU kernels for the arity-3 part of an NLM whose inputs have arity <= 2.
+r"""Fused CPU kernels for the arity-3 block of two consecutive NLM layers.
 
-With inputs of arity <= 2, the first layer's arity-3 output is built from expansions only, so it
-is a sigmoid of three pairwise terms, and (with depth 5) the next layer only *reduces* its own
-arity-3 output:
+In the paper's network (breadth 3, depth 5, inputs of arity <= 2) the first layer's arity-3
+output is built from expansions of its arity-2 input ``X`` only, and the second layer only
+*reduces* its own arity-3 output. For a first object ``i``, second ``j`` and reduced ``k``:
 
 .. math::
     T[i,j,k] = \sigma(A[j,k] + B[i,k] + C[i,j]),
     \qquad
-    P[i,j,k] = \sum_{\pi \in S_3} T[\pi^{-1}(i,j,k)]\, W_\pi + A'[j,k] + B'[i,k]
+    Y[i,j,k] = \sigma\Big(\sum_{\pi \in S_3} T[\pi^{-1}(i,j,k)]\, W_\pi + A'[j,k] + B'[i,k] + C'[i,j]\Big)
 
-The network needs only, for each ``(i, j)``, the max and min over the valid ``k`` of
-``A[j,k] + B[i,k]`` (the ∃/∀ of ``T`` before the monotone ``σ(· + C[i,j])``) and of ``P``.
-`Block3` computes them with compiled loops that keep ``P`` in registers: no
-``[B, N, N, N, ·]`` tensor enters autograd (only ``T`` is kept for the backward pass), and the
-backward pass visits only the selected ``(i, j, k*)`` entries. The generic PyTorch path of
-`agents.models.nlm` computes the same function (the tests compare the two).
+where the pairwise terms are the expansions: with ``U_p = X V_p`` (``V_p`` the first layer's
+arity-3 weight block of permutation ``p``), ``A[j,k] = U_4[j,k] + U_5[k,j]``,
+``B[i,k] = U_1[i,k] + U_3[k,i]``, ``C[i,j] = U_0[i,j] + U_2[j,i] + b``, and ``A', B', C'`` likewise
+from the second layer's arity-2 input ``X'``, its expand blocks and bias. The network only needs,
+for each ``(i, j)``, the ∃ (max) and ∀ (min) over the valid ``k`` of ``T`` (an input of the second
+layer's arity 2) and of ``Y`` (of the third layer's). As ``σ`` is monotone they are
+``σ(max_k (A[j,k] + B[i,k]) + C[i,j])`` and ``σ(max_k P[i,j,k] + C'[i,j])`` with ``P`` the sum
+without ``C'``.
 
-The kernels are serial and release the GIL; `Block3` splits the batch over
-``torch.get_num_threads()`` Python threads (no second OpenMP runtime beside PyTorch's).
+Why hand-written kernels: PyTorch's generic operations would materialise ``T``, the six permuted
+terms of ``Y`` and the expansions as ``[B, N, N, N, C]`` tensors (and keep them for autograd).
+`Block3` computes the four reductions per batch element instead:
 
-Shapes (``C_t`` channels of ``T``, ``C_p`` of ``P``): ``A, B, C``: ``[B, N, N, C_t]`` indexed
-``[b, j, k]``, ``[b, i, k]``, ``[b, i, j]``; ``W``: ``[6, C_t, C_p]`` (``W[p]`` belongs to
-``itertools.permutations(range(3))[p]``); ``A', B'``: ``[B, N, N, C_p]``; ``mask``: ``[B, N]``.
+* only over the real objects of the element: padding costs nothing, and the bulk of the work
+  scales with ``n_real**3``, not ``N**3``;
+* the pairwise terms are ``[n, n, 6 C]`` products of the arity-2 inputs, computed in the kernel;
+* ``T`` is computed once (vectorised sigmoid) and kept only when a backward pass will need it;
+* for a fixed ``i`` the six permuted terms are two matrix products over the pairs ``(u, v)``:
+  ``G[u,v] = T[i,u,v] W_0 + T[u,i,v] W_2 + T[u,v,i] W_4`` and
+  ``H[u,v] = T[i,u,v] W_1 + T[u,i,v] W_3 + T[u,v,i] W_5``, so
+  ``P[i,j,k] = G[j,k] + H[k,j] + A'[j,k] + B'[i,k]`` (``A'`` is folded into ``G``, ``B'`` into
+  ``H``). A row of ``3 C_t`` inputs against ``[3 C_t, 2 C_p]`` weights runs as 8-lane SIMD
+  multiply-adds over output channels, four rows at a time (`agents.models.nlm_simd`);
+* the max/min over ``k`` and their arguments are lane-wise selects over 8 channels;
+* the backward pass routes each output gradient through ``σ'`` to its selected ``k`` only, pushes
+  the selected ``P`` entries through the weights into ``T``'s gradient (dense rows of ``G``, ``H``)
+  and into the weights' (a sum over the selected entries, in registers), ``T``'s gradient through
+  ``σ' = T (1 - T)`` onto ``A, B, C``, and the pairwise gradients back through the expansions onto
+  ``X, X'`` and the weights.
+
+The kernels release the GIL and run on batch slices in ``torch.get_num_threads()`` Python threads
+(`agents.models.nlm_kernels.parallel`). Channel counts are padded to multiples of 8 (zero
+weights); the generic PyTorch path of `agents.models.nlm` computes the same function (the tests
+compare the two).
 """
 
 from __future__ import annotations
-
-import itertools
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 from numba import njit
 from torch import Tensor
 
+from agents.models.nlm_kernels import (
+    INLINE,
+    JIT,
+    as_array,
+    fill_padding,
+    packed,
+    pad_lanes,
+    pad_last,
+    parallel,
+    real_objects,
+    split_batch,
+)
+from agents.models.nlm_simd import (
+    LANES,
+    vadd,
+    vbcast,
+    veq_select,
+    vfill,
+    vfma,
+    vgt_select,
+    vload,
+    vmul,
+    vsigmoid,
+    vstore,
+    vsub,
+)
+
 __all__ = ["Block3"]
 
-# The permuted view of NLM maps out[o_0, o_1, o_2] <- in[s_0, s_1, s_2] with s[perm[d]] = o_d;
-# _SRC[p, e] is the d with perm[d] == e, i.e. which of (i, j, k) is the e-th source index.
-_SRC = np.array([[perm.index(e) for e in range(3)] for perm in itertools.permutations(range(3))], np.int64)
-_FM = {"nsz", "arcp", "contract", "afn", "reassoc"}  # fastmath without nnan/ninf: we use ±inf
-_T_CHUNK = 1 << 22  # entries of T computed at once when T is not kept for the backward pass
+
+# ----------------------------------------------------------------------------- forward
+@njit(**INLINE)
+def _pair_terms(x, w, bias, b, objs, n, pair):
+    """Expansion terms of the arity-2 input ``x`` (``[B, N, N, C_x]``) for batch row ``b``, into
+    ``pair = (A, B, C)`` (compact, flat ``[n, n, C]``): ``A[j, k] = U_4[j, k] + U_5[k, j]``,
+    ``B[i, k] = U_1[i, k] + U_3[k, i]``, ``C[i, j] = U_0[i, j] + U_2[j, i] + bias`` with
+    ``U_p[u, v] = x[u, v] @ w[:, p]`` (``w``: ``[C_x, 6 C]``, ``C = bias.size``)."""
+    pa, pb, pc = pair
+    big_n, cx = x.shape[1], x.shape[3]
+    ch = bias.shape[0]
+    c6 = 6 * ch
+    for m in range(n * n):
+        for c0 in range(0, ch, LANES):
+            vstore(pa, m * ch + c0, vfill(pa, 0.0))
+            vstore(pb, m * ch + c0, vfill(pb, 0.0))
+            vstore(pc, m * ch + c0, vload(bias, c0))
+    for u in range(n):
+        for v in range(n):
+            x_off = ((b * big_n + objs[u]) * big_n + objs[v]) * cx
+            uv, vu = (u * n + v) * ch, (v * n + u) * ch
+            for c0 in range(0, ch, LANES):
+                s0 = s1 = s2 = s3 = s4 = s5 = vfill(pa, 0.0)
+                for q in range(cx):
+                    xq = vbcast(x, x_off + q)
+                    w_off = q * c6 + c0
+                    s0 = vfma(xq, vload(w, w_off), s0)
+                    s1 = vfma(xq, vload(w, w_off + ch), s1)
+                    s2 = vfma(xq, vload(w, w_off + 2 * ch), s2)
+                    s3 = vfma(xq, vload(w, w_off + 3 * ch), s3)
+                    s4 = vfma(xq, vload(w, w_off + 4 * ch), s4)
+                    s5 = vfma(xq, vload(w, w_off + 5 * ch), s5)
+                vstore(pc, uv + c0, vadd(vload(pc, uv + c0), s0))
+                vstore(pb, uv + c0, vadd(vload(pb, uv + c0), s1))
+                vstore(pc, vu + c0, vadd(vload(pc, vu + c0), s2))
+                vstore(pb, vu + c0, vadd(vload(pb, vu + c0), s3))
+                vstore(pa, uv + c0, vadd(vload(pa, uv + c0), s4))
+                vstore(pa, vu + c0, vadd(vload(pa, vu + c0), s5))
 
 
-@njit(cache=True, fastmath=_FM, inline="always")
-def _pick(e, i, j, k):
-    return i if e == 0 else (j if e == 1 else k)
+@njit(**INLINE)
+def _reduce_store(v_max, v_min, k_max, k_min, post, outs, out):
+    """Write ``σ(max + post)``, ``σ(min + post)`` and the arguments at flat offset ``out``."""
+    ex, fa, ix, im = outs
+    vstore(ex, out, vsigmoid(vadd(v_max, post)))
+    vstore(fa, out, vsigmoid(vadd(v_min, post)))
+    vstore(ix, out, k_max)
+    vstore(im, out, k_min)
 
 
-@njit(cache=True, fastmath=_FM, inline="always")
-def _gemm8(tt, wq, pre, r, c0, two):
-    """``pre[r(+1), c0:c0+8] += tt[r(+1)] @ wq[:, c0:c0+8]`` (one or two rows, sums in registers)."""
-    x0, x1, x2, x3 = pre[r, c0], pre[r, c0 + 1], pre[r, c0 + 2], pre[r, c0 + 3]
-    x4, x5, x6, x7 = pre[r, c0 + 4], pre[r, c0 + 5], pre[r, c0 + 6], pre[r, c0 + 7]
-    r2 = r + 1 if two else r
-    y0, y1, y2, y3 = pre[r2, c0], pre[r2, c0 + 1], pre[r2, c0 + 2], pre[r2, c0 + 3]
-    y4, y5, y6, y7 = pre[r2, c0 + 4], pre[r2, c0 + 5], pre[r2, c0 + 6], pre[r2, c0 + 7]
-    for q in range(tt.shape[1]):
-        u, v = tt[r, q], tt[r2, q]
-        w0, w1, w2, w3 = wq[q, c0], wq[q, c0 + 1], wq[q, c0 + 2], wq[q, c0 + 3]
-        w4, w5, w6, w7 = wq[q, c0 + 4], wq[q, c0 + 5], wq[q, c0 + 6], wq[q, c0 + 7]
-        x0 += u * w0
-        x1 += u * w1
-        x2 += u * w2
-        x3 += u * w3
-        x4 += u * w4
-        x5 += u * w5
-        x6 += u * w6
-        x7 += u * w7
-        y0 += v * w0
-        y1 += v * w1
-        y2 += v * w2
-        y3 += v * w3
-        y4 += v * w4
-        y5 += v * w5
-        y6 += v * w6
-        y7 += v * w7
-    pre[r, c0], pre[r, c0 + 1], pre[r, c0 + 2], pre[r, c0 + 3] = x0, x1, x2, x3
-    pre[r, c0 + 4], pre[r, c0 + 5], pre[r, c0 + 6], pre[r, c0 + 7] = x4, x5, x6, x7
-    if two:
-        pre[r2, c0], pre[r2, c0 + 1], pre[r2, c0 + 2], pre[r2, c0 + 3] = y0, y1, y2, y3
-        pre[r2, c0 + 4], pre[r2, c0 + 5], pre[r2, c0 + 6], pre[r2, c0 + 7] = y4, y5, y6, y7
-
-
-@njit(cache=True, fastmath=_FM, nogil=True)
-def _forward(a, bb, t, wq, a2, b2, mask, exclude_self, with_p, m0x, m0n, i0x, i0n, m1x, m1n, i1x, i1n):
-    """Max/min (and arg) over valid ``k``; ``t``: ``T``; ``wq[p * C_t + c2, ch] = W[p, c2, ch]``
-    with ``C_p`` (``wq.shape[1]``) a multiple of 8. An empty row gets ``-inf`` / ``inf`` and -1."""
-    nb, n, _, ct = a.shape
-    cp = wq.shape[1]
-    tt = np.empty((n, 6 * ct), dtype=a.dtype)  # row q: the 6 permuted rows of T for k = ks[q]
-    pre = np.empty((n, cp), dtype=a.dtype)
-    ks = np.empty(n, dtype=np.int64)
-    for b in range(nb):
-        for i in range(n):
-            for j in range(n):
-                nk = 0
+@njit(**JIT)
+def _exists_t(pair, b, objs, n, big_n, exclude_self, outs):
+    """∃ / ∀ over valid ``k`` of ``T[i, j, k]``: ``σ(max_k (A[j, k] + B[i, k]) + C[i, j])`` (and
+    the min), with the arguments (-1 for an empty row), into ``outs``, padded ``[B, N, N, C]``."""
+    pa, pb, pc = pair
+    ch = outs[0].shape[3]
+    for i in range(n):
+        for j in range(n):
+            out = ((b * big_n + objs[i]) * big_n + objs[j]) * ch
+            for c0 in range(0, ch, LANES):
+                mx, mn = vfill(pa, -np.inf), vfill(pa, np.inf)
+                kx, kn = vfill(pa, -1), vfill(pa, -1)
                 for k in range(n):
-                    if mask[b, k] and not (exclude_self and (k == i or k == j)):  # noqa: SIM109 (numba)
-                        ks[nk] = k
-                        nk += 1
-                for ch in range(ct):
-                    mx, ix, mn, im = -np.inf, -1, np.inf, -1
-                    for q in range(nk):
-                        k = ks[q]
-                        v = a[b, j, k, ch] + bb[b, i, k, ch]
-                        if v > mx:
-                            mx, ix = v, k
-                        if v < mn:
-                            mn, im = v, k
-                    m0x[b, i, j, ch], i0x[b, i, j, ch] = mx, ix
-                    m0n[b, i, j, ch], i0n[b, i, j, ch] = mn, im
-                if not with_p:
-                    continue
-                for q in range(nk):
-                    k = ks[q]
-                    for p in range(6):
-                        s0 = _pick(_SRC[p, 0], i, j, k)
-                        s1 = _pick(_SRC[p, 1], i, j, k)
-                        s2 = _pick(_SRC[p, 2], i, j, k)
-                        for c2 in range(ct):
-                            tt[q, p * ct + c2] = t[b, s0, s1, s2, c2]
-                    for ch in range(cp):
-                        pre[q, ch] = a2[b, j, k, ch] + b2[b, i, k, ch]
-                for c0 in range(0, cp, 8):
-                    for q in range(0, nk, 2):
-                        _gemm8(tt, wq, pre, q, c0, q + 1 < nk)
-                for ch in range(cp):
-                    mx, ix, mn, im = -np.inf, -1, np.inf, -1
-                    for q in range(nk):
-                        v = pre[q, ch]
-                        if v > mx:
-                            mx, ix = v, ks[q]
-                        if v < mn:
-                            mn, im = v, ks[q]
-                    m1x[b, i, j, ch], i1x[b, i, j, ch] = mx, ix
-                    m1n[b, i, j, ch], i1n[b, i, j, ch] = mn, im
+                    if exclude_self and (k == i or k == j):  # noqa: SIM109 (numba)
+                        continue
+                    v = vadd(vload(pa, (j * n + k) * ch + c0), vload(pb, (i * n + k) * ch + c0))
+                    kv = vfill(pa, k)
+                    kx, mx = vgt_select(v, mx, kv, kx), vgt_select(v, mx, v, mx)
+                    kn, mn = vgt_select(mn, v, kv, kn), vgt_select(mn, v, v, mn)
+                _reduce_store(mx, mn, kx, kn, vload(pc, (i * n + j) * ch + c0), outs, out + c0)
 
 
-@njit(cache=True, fastmath=_FM, nogil=True)
-def _backward(t, wt, i0x, i0n, i1x, i1n, g0x, g0n, g1x, g1n, with_p, da, db, dc, da2, db2, dwt):
-    """Route the gradients of the selected entries; ``dwt`` like ``wt`` (this slice's partial sum).
+@njit(**JIT)
+def _sigmoid_t(pair, n, ct, tb):
+    """``tb[x, y, z] = σ(A[y, z] + B[x, z] + C[x, y])`` (compact, flat ``[n, n, n, C_t]``)."""
+    pa, pb, pc = pair
+    for x in range(n):
+        for y in range(n):
+            c_off = (x * n + y) * ct
+            for z in range(n):
+                a_off, b_off = (y * n + z) * ct, (x * n + z) * ct
+                t_off = ((x * n + y) * n + z) * ct
+                for c0 in range(0, ct, LANES):
+                    v = vadd(vadd(vload(pa, a_off + c0), vload(pb, b_off + c0)), vload(pc, c_off + c0))
+                    vstore(tb, t_off + c0, vsigmoid(v))
 
-    The gradient w.r.t. ``T`` is gathered densely per batch element, then pushed through
-    ``σ' = T (1 - T)`` onto its three pairwise terms in one pass.
+
+@njit(**INLINE)
+def _slice_rows(i, u, v, n, s):
+    """Flat row (object triple) of slice ``s`` of row ``(u, v)``: ``T[i, u, v]``, ``T[u, i, v]``,
+    ``T[u, v, i]`` for ``s`` = 0, 1, 2."""
+    if s == 0:
+        return (i * n + u) * n + v
+    if s == 1:
+        return (u * n + i) * n + v
+    return (u * n + v) * n + i
+
+
+@njit(**INLINE)
+def _gh_rows(tb, wq, pair2, ct, cp, n, i, u, v0, nv, gh):
+    """``G``, ``H`` rows ``(u, v0 .. v0 + nv - 1)`` (``nv <= 4``) for first object ``i``.
+
+    ``gh[(u * n + v) * 2 C_p + (0 | C_p) + ch]`` receives ``G[u, v, ch] + A'[u, v, ch]`` and
+    ``H[u, v, ch] + B'[i, u, ch]``. Four rows share each weight load and give eight independent
+    accumulator chains; rows past ``nv`` repeat the last one and are not stored.
     """
-    nb, n, _, ct = da.shape
-    cp = wt.shape[0]
-    dt = np.zeros((n, n, n, ct) if with_p else (1, 1, 1, ct), dtype=da.dtype)
-    for b in range(nb):
-        for i in range(n):
-            for j in range(n):
-                for ch in range(ct):
-                    k = i0x[b, i, j, ch]
-                    if k >= 0:
-                        da[b, j, k, ch] += g0x[b, i, j, ch]
-                        db[b, i, k, ch] += g0x[b, i, j, ch]
-                    k = i0n[b, i, j, ch]
-                    if k >= 0:
-                        da[b, j, k, ch] += g0n[b, i, j, ch]
-                        db[b, i, k, ch] += g0n[b, i, j, ch]
-        if not with_p:
+    pa2, pb2 = pair2[0], pair2[1]
+    c2p = 2 * cp
+    v1, v2, v3 = v0 + min(1, nv - 1), v0 + min(2, nv - 1), v0 + min(3, nv - 1)
+    for ob in range(0, cp, LANES):
+        h0 = h1 = h2 = h3 = vload(pb2, (i * n + u) * cp + ob)
+        g0, g1 = vload(pa2, (u * n + v0) * cp + ob), vload(pa2, (u * n + v1) * cp + ob)
+        g2, g3 = vload(pa2, (u * n + v2) * cp + ob), vload(pa2, (u * n + v3) * cp + ob)
+        for s in range(3):
+            r0, r1 = _slice_rows(i, u, v0, n, s) * ct, _slice_rows(i, u, v1, n, s) * ct
+            r2, r3 = _slice_rows(i, u, v2, n, s) * ct, _slice_rows(i, u, v3, n, s) * ct
+            for c2 in range(ct):
+                w_off = (s * ct + c2) * c2p + ob
+                wg, wh = vload(wq, w_off), vload(wq, w_off + cp)
+                x = vbcast(tb, r0 + c2)
+                g0, h0 = vfma(x, wg, g0), vfma(x, wh, h0)
+                x = vbcast(tb, r1 + c2)
+                g1, h1 = vfma(x, wg, g1), vfma(x, wh, h1)
+                x = vbcast(tb, r2 + c2)
+                g2, h2 = vfma(x, wg, g2), vfma(x, wh, h2)
+                x = vbcast(tb, r3 + c2)
+                g3, h3 = vfma(x, wg, g3), vfma(x, wh, h3)
+        for t in range(nv):
+            row = (u * n + v0 + t) * c2p + ob
+            g = g0 if t == 0 else (g1 if t == 1 else (g2 if t == 2 else g3))
+            h = h0 if t == 0 else (h1 if t == 1 else (h2 if t == 2 else h3))
+            vstore(gh, row, g)
+            vstore(gh, row + cp, h)
+
+
+@njit(**JIT)
+def _exists_y(gh, pc2, b, objs, n, i, big_n, exclude_self, outs):
+    """∃ / ∀ over valid ``k`` of ``Y[i, j, k]``: ``σ(max_k (G[j, k] + H[k, j]) + C'[i, j])``."""
+    cp = outs[0].shape[3]
+    c2p = 2 * cp
+    for j in range(n):
+        out = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
+        for ob in range(0, cp, LANES):
+            mx, mn = vfill(gh, -np.inf), vfill(gh, np.inf)
+            kx, kn = vfill(gh, -1), vfill(gh, -1)
+            for k in range(n):
+                if exclude_self and (k == i or k == j):  # noqa: SIM109 (numba)
+                    continue
+                v = vadd(vload(gh, (j * n + k) * c2p + ob), vload(gh, (k * n + j) * c2p + cp + ob))
+                kv = vfill(gh, k)
+                kx, mx = vgt_select(v, mx, kv, kx), vgt_select(v, mx, v, mx)
+                kn, mn = vgt_select(mn, v, kv, kn), vgt_select(mn, v, v, mn)
+            _reduce_store(mx, mn, kx, kn, vload(pc2, (i * n + j) * cp + ob), outs, out + ob)
+
+
+@njit(**JIT)
+def _forward(lo, hi, xs, weights, wq, mask, exclude_self, with_y, keep_t, t_all, outs):
+    """Batch rows ``lo .. hi - 1``. ``xs = (X, X')``, ``weights = (V, b, V', b')`` (``V``:
+    ``[C_x, 6 C_t]``), ``wq``: ``[3 C_t, 2 C_p]`` (see `_own_weight`); ``outs``: the outputs of ``T``
+    then of ``Y`` (∃, ∀, argmax, argmin: padded ``[B, N, N, C]``, arguments as floats in the compact
+    numbering of the real objects); ``t_all[b]``: ``T`` of row ``b`` when ``keep_t`` (kept for the
+    backward pass)."""
+    x, x2 = xs
+    w0, b0, w1, b1 = weights
+    big_n = mask.shape[1]
+    ct, cp = b0.shape[0], b1.shape[0]
+    dt = b0.dtype
+    objs = np.empty(big_n, np.int64)
+    nn = big_n * big_n
+    pair = (np.empty(nn * ct, dt), np.empty(nn * ct, dt), np.empty(nn * ct, dt))
+    pair2 = (np.empty(nn * cp, dt), np.empty(nn * cp, dt), np.empty(nn * cp, dt))
+    scratch = np.empty(1 if keep_t or not with_y else big_n**3 * ct, dt)
+    gh = np.empty(nn * 2 * cp if with_y else 1, dt)
+    for b in range(lo, hi):
+        n = real_objects(mask, b, objs)
+        for k in range(8 if with_y else 4):  # entries of a padded i or j: 0, arguments -1
+            fill_padding(outs[k], b, n, -1.0 if k % 4 >= 2 else 0.0)
+        if n == 0:
             continue
-        dt[:] = 0.0
+        _pair_terms(x, w0, b0, b, objs, n, pair)
+        _exists_t(pair, b, objs, n, big_n, exclude_self, outs[:4])
+        if not with_y:
+            continue
+        _pair_terms(x2, w1, b1, b, objs, n, pair2)
+        tb = t_all[b][: n**3 * ct] if keep_t else scratch[: n**3 * ct]
+        _sigmoid_t(pair, n, ct, tb)
+        for i in range(n):
+            for u in range(n):
+                for v0 in range(0, n, 4):
+                    _gh_rows(tb, wq, pair2, ct, cp, n, i, u, v0, min(4, n - v0), gh)
+            _exists_y(gh, pair2[2], b, objs, n, i, big_n, exclude_self, outs[4:])
+
+
+# ----------------------------------------------------------------------------- backward
+@njit(**INLINE)
+def _route_pair(b, objs, n, i, j, exclude_self, outs, grads, dpair, gbuf, goff):
+    """Gradients of ``ex = σ(max_k S[i, j, k] + C[i, j])`` and ``fa`` (the min) for one ``(i, j)``,
+    ``S[i, j, k] = A[j, k] + B[i, k]``, onto the compact ``dpair = (dA, dB, dC)``, vectorised over
+    channels: each lane's gradient goes to the ``k`` equal to its stored argument. The
+    pre-activation gradients are also written to ``gbuf[goff:]`` (``[2 C]``: max, then min)."""
+    ex, fa, ix, im = outs
+    g_ex, g_fa = grads
+    da, db, dc = dpair
+    big_n, ch = ex.shape[1], ex.shape[3]
+    row = ((b * big_n + objs[i]) * big_n + objs[j]) * ch
+    one, zero = vfill(da, 1.0), vfill(da, 0.0)
+    for c0 in range(0, ch, LANES):
+        y = vload(ex, row + c0)
+        gx = vmul(vload(g_ex, row + c0), vmul(y, vsub(one, y)))
+        y = vload(fa, row + c0)
+        gn = vmul(vload(g_fa, row + c0), vmul(y, vsub(one, y)))
+        vstore(gbuf, goff + c0, gx)
+        vstore(gbuf, goff + ch + c0, gn)
+        c_off = (i * n + j) * ch + c0
+        vstore(dc, c_off, vadd(vload(dc, c_off), vadd(gx, gn)))
+        kx, kn = vload(ix, row + c0), vload(im, row + c0)
+        for k in range(n):
+            if exclude_self and (k == i or k == j):  # noqa: SIM109 (numba)
+                continue
+            kv = vfill(da, k)
+            gk = vadd(veq_select(kv, kx, gx, zero), veq_select(kv, kn, gn, zero))
+            a_off, b_off = (j * n + k) * ch + c0, (i * n + k) * ch + c0
+            vstore(da, a_off, vadd(vload(da, a_off), gk))
+            vstore(db, b_off, vadd(vload(db, b_off), gk))
+
+
+@njit(**INLINE)
+def _route_p(cp, n, j, ixf, imf, row, gbuf, goff, dgh):
+    """The selected ``P[i, j, k]`` of one ``(i, j)`` (pre-activation gradients at ``gbuf[goff:]``,
+    arguments at ``row`` of the flat ``ixf`` / ``imf``) onto the gradients of ``G[j, k]`` and
+    ``H[k, j]`` in ``dgh`` (laid out like `_gh_rows`' ``gh``): ``P[i, j, k] = G[j, k] + H[k, j] + ...``."""
+    c2p = 2 * cp
+    for sel in range(2):
+        for ch in range(cp):
+            k = int(ixf[row + ch]) if sel == 0 else int(imf[row + ch])
+            if k >= 0:
+                gv = gbuf[goff + sel * cp + ch]
+                dgh[(j * n + k) * c2p + ch] += gv
+                dgh[(k * n + j) * c2p + cp + ch] += gv
+
+
+@njit(**JIT)
+def _gh_rows_grad(dgh, wt, ct, cp, n, i, dtb):
+    """Backward of `_gh_rows` onto ``T`` for first object ``i``: ``dT[T_s[u, v]] += dGH[u, v] W_s^T``
+    for every row ``(u, v)`` (dense over channels, four rows at a time), then clear ``dgh``."""
+    c2p, c3t = 2 * cp, 3 * ct
+    zero = vfill(dgh, 0.0)
+    for u in range(n):
+        for v0 in range(0, n, 4):
+            nv = min(4, n - v0)
+            v1, v2, v3 = v0 + min(1, nv - 1), v0 + min(2, nv - 1), v0 + min(3, nv - 1)
+            rw0, rw1, rw2, rw3 = (
+                (u * n + v0) * c2p,
+                (u * n + v1) * c2p,
+                (u * n + v2) * c2p,
+                (u * n + v3) * c2p,
+            )
+            for cb in range(0, ct, LANES):
+                a0 = a1 = a2 = b0 = b1 = b2 = c0 = c1 = c2 = d0 = d1 = d2 = zero
+                for ch in range(c2p):
+                    w_off = ch * c3t + cb
+                    w0, w1, w2 = vload(wt, w_off), vload(wt, w_off + ct), vload(wt, w_off + 2 * ct)
+                    x = vbcast(dgh, rw0 + ch)
+                    a0, a1, a2 = vfma(x, w0, a0), vfma(x, w1, a1), vfma(x, w2, a2)
+                    x = vbcast(dgh, rw1 + ch)
+                    b0, b1, b2 = vfma(x, w0, b0), vfma(x, w1, b1), vfma(x, w2, b2)
+                    x = vbcast(dgh, rw2 + ch)
+                    c0, c1, c2 = vfma(x, w0, c0), vfma(x, w1, c1), vfma(x, w2, c2)
+                    x = vbcast(dgh, rw3 + ch)
+                    d0, d1, d2 = vfma(x, w0, d0), vfma(x, w1, d1), vfma(x, w2, d2)
+                for t in range(nv):
+                    acc = (
+                        (a0, a1, a2)
+                        if t == 0
+                        else ((b0, b1, b2) if t == 1 else ((c0, c1, c2) if t == 2 else (d0, d1, d2)))
+                    )
+                    for s in range(3):
+                        r = _slice_rows(i, u, v0 + t, n, s) * ct + cb
+                        vstore(dtb, r, vadd(vload(dtb, r), acc[s]))
+            for t in range(nv):
+                for lane0 in range(0, c2p, LANES):
+                    vstore(dgh, (u * n + v0 + t) * c2p + lane0, zero)
+
+
+@njit(**JIT)
+def _own_weight_grad(tb, gbuf, ix, im, b, objs, n, big_n, ct, cp, dwt):
+    """Gradient of the own weights from the selected ``P`` entries of batch row ``b`` (their
+    pre-activation gradients at ``gbuf[(i n + j) 2 C_p:]``): ``dW_s[:, ch] += g T_s`` for the six
+    slices of the ``G`` row ``(j, k)`` and the ``H`` row ``(k, j)``; one output channel at a time,
+    summed in registers (``dwt`` like ``wq.T``)."""
+    c2p, c3t = 2 * cp, 3 * ct
+    ixf, imf = ix.reshape(-1), im.reshape(-1)
+    zero = vfill(tb, 0.0)
+    for ch in range(cp):
+        for cb in range(0, ct, LANES):
+            a0 = a1 = a2 = a3 = a4 = a5 = zero
+            for i in range(n):
+                for j in range(n):
+                    row = ((b * big_n + objs[i]) * big_n + objs[j]) * cp + ch
+                    for sel in range(2):
+                        k = int(ixf[row]) if sel == 0 else int(imf[row])
+                        if k < 0:
+                            continue
+                        x = vfill(tb, gbuf[(i * n + j) * c2p + sel * cp + ch])
+                        a0 = vfma(x, vload(tb, _slice_rows(i, j, k, n, 0) * ct + cb), a0)
+                        a1 = vfma(x, vload(tb, _slice_rows(i, j, k, n, 1) * ct + cb), a1)
+                        a2 = vfma(x, vload(tb, _slice_rows(i, j, k, n, 2) * ct + cb), a2)
+                        a3 = vfma(x, vload(tb, _slice_rows(i, k, j, n, 0) * ct + cb), a3)
+                        a4 = vfma(x, vload(tb, _slice_rows(i, k, j, n, 1) * ct + cb), a4)
+                        a5 = vfma(x, vload(tb, _slice_rows(i, k, j, n, 2) * ct + cb), a5)
+            wg, wh = ch * c3t + cb, (cp + ch) * c3t + cb
+            acc = (a0, a1, a2, a3, a4, a5)
+            for s in range(6):
+                w_off = (wg if s < 3 else wh) + (s % 3) * ct
+                vstore(dwt, w_off, vadd(vload(dwt, w_off), acc[s]))
+
+
+@njit(**JIT)
+def _sigmoid_t_grad(tb, dtb, n, ct, dpair):
+    """``T = σ(A[y, z] + B[x, z] + C[x, y])``: push ``dT`` through ``σ' = T (1 - T)`` (compact)."""
+    da, db, dc = dpair
+    one = vfill(tb, 1.0)
+    for x in range(n):
+        for y in range(n):
+            c_off = (x * n + y) * ct
+            for cb in range(0, ct, LANES):
+                acc = vfill(tb, 0.0)
+                for z in range(n):
+                    t_off = ((x * n + y) * n + z) * ct + cb
+                    tv = vload(tb, t_off)
+                    d = vmul(vload(dtb, t_off), vmul(tv, vsub(one, tv)))
+                    a_off, b_off = (y * n + z) * ct + cb, (x * n + z) * ct + cb
+                    vstore(da, a_off, vadd(vload(da, a_off), d))
+                    vstore(db, b_off, vadd(vload(db, b_off), d))
+                    acc = vadd(acc, d)
+                vstore(dc, c_off + cb, vadd(vload(dc, c_off + cb), acc))
+
+
+@njit(**JIT)
+def _pair_terms_grad(x, w_t, b, objs, n, dpair, dx, sums):
+    """Backward of `_pair_terms` from the compact ``dpair = (dA, dB, dC)`` (``[n, n, C]``): ``x``'s
+    gradient into ``dx`` (``[B, N, N, C_x8]``; skipped when ``dx.size == 1``) and, into
+    ``sums = (dw, dbias)``, the weight's (``[C_x, 6 C]``, summed in registers two input channels at
+    a time) and the bias's. ``w_t``: ``[6 C, C_x8]``, the weight transposed."""
+    da, db, dc = dpair
+    dw, dbias = sums
+    big_n, cx = x.shape[1], x.shape[3]
+    ch = dbias.shape[0]
+    c6 = 6 * ch
+    zero = vfill(dbias, 0.0)
+    for c0 in range(0, ch, LANES):
+        acc = zero
+        for m in range(n * n):
+            acc = vadd(acc, vload(dc, m * ch + c0))
+        vstore(dbias, c0, vadd(vload(dbias, c0), acc))
+        # dU_p[u, v] for p = 0 .. 5: C[i, j] <- U_0[i, j], U_2[j, i]; B <- U_1, U_3; A <- U_4, U_5
+        for q0 in range(0, cx, 2):
+            q1 = q0 + min(1, cx - 1 - q0)
+            a0 = a1 = a2 = a3 = a4 = a5 = e0 = e1 = e2 = e3 = e4 = e5 = zero
+            for u in range(n):
+                for v in range(n):
+                    uv, vu = (u * n + v) * ch + c0, (v * n + u) * ch + c0
+                    g0, g1, g2 = vload(dc, uv), vload(db, uv), vload(dc, vu)
+                    g3, g4, g5 = vload(db, vu), vload(da, uv), vload(da, vu)
+                    x_off = ((b * big_n + objs[u]) * big_n + objs[v]) * cx
+                    xa, xb = vbcast(x, x_off + q0), vbcast(x, x_off + q1)
+                    a0, a1, a2 = vfma(xa, g0, a0), vfma(xa, g1, a1), vfma(xa, g2, a2)
+                    a3, a4, a5 = vfma(xa, g3, a3), vfma(xa, g4, a4), vfma(xa, g5, a5)
+                    e0, e1, e2 = vfma(xb, g0, e0), vfma(xb, g1, e1), vfma(xb, g2, e2)
+                    e3, e4, e5 = vfma(xb, g3, e3), vfma(xb, g4, e4), vfma(xb, g5, e5)
+            acc_a, acc_e = (a0, a1, a2, a3, a4, a5), (e0, e1, e2, e3, e4, e5)
+            for p in range(6):
+                w_off = q0 * c6 + p * ch + c0
+                vstore(dw, w_off, vadd(vload(dw, w_off), acc_a[p]))
+                if q1 != q0:  # an odd last channel repeats q0 in the e-chains
+                    w_off = q1 * c6 + p * ch + c0
+                    vstore(dw, w_off, vadd(vload(dw, w_off), acc_e[p]))
+    if dx.size == 1:
+        return
+    cx8 = dx.shape[3]
+    for u in range(n):
+        for v in range(n):
+            uv, vu = (u * n + v) * ch, (v * n + u) * ch
+            dx_off = ((b * big_n + objs[u]) * big_n + objs[v]) * cx8
+            for q0 in range(0, cx8, LANES):
+                acc = zero
+                for c in range(ch):
+                    w_off = c * cx8 + q0
+                    acc = vfma(vfill(dx, dc[uv + c]), vload(w_t, w_off), acc)
+                    acc = vfma(vfill(dx, db[uv + c]), vload(w_t, w_off + ch * cx8), acc)
+                    acc = vfma(vfill(dx, dc[vu + c]), vload(w_t, w_off + 2 * ch * cx8), acc)
+                    acc = vfma(vfill(dx, db[vu + c]), vload(w_t, w_off + 3 * ch * cx8), acc)
+                    acc = vfma(vfill(dx, da[uv + c]), vload(w_t, w_off + 4 * ch * cx8), acc)
+                    acc = vfma(vfill(dx, da[vu + c]), vload(w_t, w_off + 5 * ch * cx8), acc)
+                vstore(dx, dx_off + q0, acc)
+
+
+@njit(**JIT)
+def _backward(lo, hi, xs, weights_t, t_all, mask, exclude_self, with_y, outs, grads, dxs, sums):
+    """Batch rows ``lo .. hi - 1``. ``xs = (X, X')``, ``weights_t = (V^T, V'^T, wq^T)``; ``outs`` /
+    ``grads``: the forward outputs and the gradients of ∃T, ∀T, ∃Y, ∀Y. ``dxs = (dX, dX')`` are
+    written (rows of this slice); ``sums = (dV, db, dV', db', dwq^T)`` are this slice's partial sums
+    (``dV`` like the forward's ``V``)."""
+    x, x2 = xs
+    w0t, w1t, wt = weights_t
+    dx, dx2 = dxs
+    dw0, db0, dw1, db1, dwt = sums
+    big_n = mask.shape[1]
+    ct, cp = db0.shape[0], db1.shape[0]
+    dt = db0.dtype
+    objs = np.empty(big_n, np.int64)
+    nn = big_n * big_n
+    dpair = (np.empty(nn * ct, dt), np.empty(nn * ct, dt), np.empty(nn * ct, dt))
+    dpair2 = (np.empty(nn * cp, dt), np.empty(nn * cp, dt), np.empty(nn * cp, dt))
+    dtb = np.empty(big_n**3 * ct if with_y else 1, dt)
+    gbuf = np.empty(nn * 2 * max(ct, cp), dt)
+    dgh = np.zeros(nn * 2 * cp if with_y else 1, dt)
+    ix_y, im_y = outs[6].reshape(-1), outs[7].reshape(-1)
+    for b in range(lo, hi):
+        n = real_objects(mask, b, objs)
+        if dx.size > 1:
+            fill_padding(dx, b, n, 0.0)
+        if with_y:
+            fill_padding(dx2, b, n, 0.0)
+        if n == 0:
+            continue
+        for d in dpair:
+            d[: n * n * ct] = 0.0
         for i in range(n):
             for j in range(n):
-                for ch in range(cp):
-                    for sel in range(2):
-                        k = i1x[b, i, j, ch] if sel == 0 else i1n[b, i, j, ch]
-                        g = g1x[b, i, j, ch] if sel == 0 else g1n[b, i, j, ch]
-                        if k < 0 or g == 0.0:
-                            continue
-                        da2[b, j, k, ch] += g
-                        db2[b, i, k, ch] += g
-                        for p in range(6):
-                            s0 = _pick(_SRC[p, 0], i, j, k)
-                            s1 = _pick(_SRC[p, 1], i, j, k)
-                            s2 = _pick(_SRC[p, 2], i, j, k)
-                            q0 = p * ct
-                            for c2 in range(ct):
-                                dwt[ch, q0 + c2] += t[b, s0, s1, s2, c2] * g
-                                dt[s0, s1, s2, c2] += wt[ch, q0 + c2] * g
-        for x in range(n):
-            for y in range(n):
-                for z in range(n):
-                    for c2 in range(ct):
-                        tv = t[b, x, y, z, c2]
-                        d = dt[x, y, z, c2] * tv * (1.0 - tv)
-                        da[b, y, z, c2] += d
-                        db[b, x, z, c2] += d
-                        dc[b, x, y, c2] += d
+                _route_pair(b, objs, n, i, j, exclude_self, outs[:4], grads[:2], dpair, gbuf, 0)
+        if with_y:
+            for d in dpair2:
+                d[: n * n * cp] = 0.0
+            tb, dtv = t_all[b][: n**3 * ct], dtb[: n**3 * ct]
+            dtv[:] = 0.0
+            for i in range(n):
+                for j in range(n):
+                    goff = (i * n + j) * 2 * cp
+                    _route_pair(b, objs, n, i, j, exclude_self, outs[4:], grads[2:], dpair2, gbuf, goff)
+                    row = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
+                    _route_p(cp, n, j, ix_y, im_y, row, gbuf, goff, dgh)
+                _gh_rows_grad(dgh, wt, ct, cp, n, i, dtv)
+            _own_weight_grad(tb, gbuf, outs[6], outs[7], b, objs, n, big_n, ct, cp, dwt)
+            _sigmoid_t_grad(tb, dtv, n, ct, dpair)
+            _pair_terms_grad(x2, w1t, b, objs, n, dpair2, dx2, (dw1, db1))
+        _pair_terms_grad(x, w0t, b, objs, n, dpair, dx, (dw0, db0))
 
 
-_POOL: ThreadPoolExecutor | None = None
-_POOL_SIZE = 0
+# ----------------------------------------------------------------------------- autograd
+def _expand_weight(w: np.ndarray, c_in: int) -> tuple[np.ndarray, np.ndarray]:
+    """The expand blocks of an arity-3 weight ``[C, 6 (c_in + c_own)]``: ``V`` as ``[c_in, 6 C8]``
+    with ``V[q, p * C8 + c] = w[c, p, q]`` (output channels zero-padded to ``C8``), and ``V``
+    transposed with its input channels padded, ``[6 C8, c_in8]`` (for the backward pass)."""
+    c = w.shape[0]
+    v = pad_last(w.reshape(c, 6, -1)[:, :, :c_in].transpose(2, 1, 0), pad_lanes(c)).reshape(c_in, -1)
+    return v, pad_last(v.T, pad_lanes(c_in))
 
 
-def _parallel(jobs: list) -> None:
-    """Run zero-argument callables (GIL-free kernels) on a thread pool; inline when only one."""
-    global _POOL, _POOL_SIZE
-    if len(jobs) <= 1:
-        for job in jobs:
-            job()
-        return
-    if _POOL is None or len(jobs) > _POOL_SIZE:
-        _POOL, _POOL_SIZE = (
-            ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="nlm-block3"),
-            len(jobs),
-        )
-    for f in [_POOL.submit(job) for job in jobs]:
-        f.result()
+def _own_weight(w: np.ndarray, c_in: int, ct: int) -> tuple[np.ndarray, np.ndarray]:
+    """The own blocks ``W_p = w[:, p, c_in:].T`` (``[C_t, C_p]``) of the second layer's arity-3
+    weight as ``wq[s * ct8 + c2] = [W_{2s}[c2] | W_{2s+1}[c2]]`` (``[3 ct8, 2 cp8]``: ``G`` takes
+    the permutations 0, 2, 4, ``H`` 1, 3, 5), and ``wq`` transposed."""
+    cp = w.shape[0]
+    ct8, cp8 = pad_lanes(ct), pad_lanes(cp)
+    wp = np.zeros((6, ct8, cp8), w.dtype)
+    wp[:, :ct, :cp] = w.reshape(cp, 6, -1)[:, :, c_in : c_in + ct].transpose(1, 2, 0)
+    wq = np.ascontiguousarray(wp.reshape(3, 2, ct8, cp8).transpose(0, 2, 1, 3).reshape(3 * ct8, 2 * cp8))
+    return wq, np.ascontiguousarray(wq.T)
 
 
-def _splits(nb: int) -> list[slice]:
-    """The batch split into ``torch.get_num_threads()`` contiguous slices (fewer when small)."""
-    parts = max(1, min(torch.get_num_threads(), nb))
-    bounds = np.linspace(0, nb, parts + 1).astype(int)
-    return [slice(b0, b1) for b0, b1 in itertools.pairwise(bounds) if b1 > b0]
-
-
-def _np(t: Tensor) -> np.ndarray:
-    return t.detach().contiguous().numpy()
+_DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
 
 
 class Block3(torch.autograd.Function):
-    """Differentiable fused block: ``(A, B, C, W, A', B', mask, exclude_self, needs_grad)`` ->
-    ``(m0x, m0n, m1x, m1n)`` (``needs_grad``: keep ``T`` for a backward pass).
+    """Differentiable fused block (module docstring):
+    ``(X, V, b, X', V', b', mask, exclude_self, needs_grad) -> (∃T, ∀T, ∃Y, ∀Y)``.
 
-    ``m0x[b,i,j]`` / ``m0n``: max / min over valid ``k`` of ``A[b,j,k] + B[b,i,k]``; ``m1x`` / ``m1n``:
-    of ``P`` (module docstring). Invalid ``k``: padded objects, and ``k in {i, j}`` when
-    ``exclude_self``; an empty row gives ``-inf`` / ``inf``. ``W is None`` skips ``P`` (the ``m1``
-    outputs are then None). Each gradient goes to the selected entry.
+    Args:
+        X: ``[B, N, N, C_x]`` the first layer's arity-2 input; ``V``: ``[C_t, 6 C_x]`` and ``b``:
+            ``[C_t]`` its arity-3 linear layer (expansions only).
+        X': ``[B, N, N, C_x']`` the second layer's arity-2 input; ``V'``: ``[C_p, 6 (C_x' + C_t)]``
+            and ``b'``: ``[C_p]`` its arity-3 linear layer (None: no ``Y``; the last two outputs
+            are then None).
+        mask: bool ``[B, N]``, the real objects. ``exclude_self``: skip ``k in {i, j}``.
+        needs_grad: keep ``T`` for a backward pass.
+
+    Returns:
+        ``[B, N, N, C_t]`` twice and ``[B, N, N, C_p]`` twice: the activated ∃ and ∀ over the
+        valid ``k`` (an empty reduction gives 0 and 1; a padded ``i`` or ``j`` gives 0, a
+        constant). Each gradient goes to the selected ``k``.
     """
 
     @staticmethod
-    def forward(ctx, a, b, c, w, a2, b2, mask, exclude_self, needs_grad):
-        nb, n, _, ct = a.shape
-        with_p = w is not None
-        dt = {torch.float32: np.float32, torch.float64: np.float64}[a.dtype]
-        a, b, c = a.detach(), b.detach(), c.detach()
-        cp = cp_out = w.shape[2] if with_p else 0
-        cp8 = max(8, -(-cp // 8) * 8)  # P channels padded to a multiple of 8 for the kernel
-        wq = np.zeros((6 * ct, cp8), dt)
-        a2n = np.zeros((nb, n, n, cp8) if with_p else (nb, 1, 1, cp8), dt)
-        b2n = np.zeros_like(a2n)
-        if with_p:
-            wq[:, :cp], a2n[..., :cp], b2n[..., :cp] = _np(w).reshape(6 * ct, cp), _np(a2), _np(b2)
-        cp = cp8
-        m0x, m0n, m1x, m1n = (np.empty((nb, n, n, ch), dt) for ch in (ct, ct, cp, cp))
-        i0x, i0n, i1x, i1n = (np.empty((nb, n, n, ch), np.int32) for ch in (ct, ct, cp, cp))
-        outs = (m0x, m0n, i0x, i0n, m1x, m1n, i1x, i1n)
-        mk = mask.detach().to(torch.bool).contiguous().numpy()
-        an, bn = _np(a), _np(b)
-        keep_t = with_p and bool(needs_grad)
-        step = nb if keep_t or not with_p else max(1, _T_CHUNK // (n**3 * ct))
-        t = np.zeros((nb, 1, 1, 1, ct), dt)
-        for c0 in range(0, nb, step):
-            chunk = slice(c0, min(nb, c0 + step))
-            if with_p:  # T = σ(a + b + c) by PyTorch (vectorised exp): kept, or in chunks
-                tx = a[chunk].unsqueeze(1) + b[chunk].unsqueeze(2)
-                tx += c[chunk].unsqueeze(3)
-                t = tx.sigmoid_().numpy()
-            base = chunk.start
-            jobs = []
-            for part in _splits(chunk.stop - chunk.start):
-                g = slice(base + part.start, base + part.stop)  # global batch rows
-                tp = t[part] if with_p else t[g]
-                args = (an[g], bn[g], tp, wq, a2n[g], b2n[g], mk[g], bool(exclude_self), with_p)
-                jobs.append(lambda args=args, g=g: _forward(*args, *(o[g] for o in outs)))
-            _parallel(jobs)
-        ctx.with_p = with_p
-        ctx.dims = (nb, n, ct, cp, cp_out)
-        ctx.saved = (t if keep_t else None, np.ascontiguousarray(wq.T), i0x, i0n, i1x, i1n)
-        out = (torch.from_numpy(m0x), torch.from_numpy(m0n))
-        if not with_p:
-            return (*out, None, None)
-        return (*out, torch.from_numpy(m1x[..., :cp_out]), torch.from_numpy(m1n[..., :cp_out]))
+    def forward(ctx, x, w0, b0, x2, w1, b1, mask, exclude_self, needs_grad):
+        nb, n, _, cx = x.shape
+        with_y = w1 is not None
+        dt = _DTYPES[x.dtype]
+        ct = w0.shape[0]
+        ct8 = pad_lanes(ct)
+        v0, v0t = packed(w0, _expand_weight, cx)
+        weights = [v0, packed(b0, pad_last, ct8)]
+        if with_y:
+            cx2, cp = x2.shape[3], w1.shape[0]
+            cp8 = pad_lanes(cp)
+            xs = (x.detach().contiguous().numpy(), x2.detach().contiguous().numpy())
+            v1, v1t = packed(w1, _expand_weight, cx2)
+            weights += [v1, packed(b1, pad_last, cp8)]
+            wq, wqt = packed(w1, _own_weight, cx2, ct)
+        else:
+            cx2, cp, cp8 = 1, 0, LANES
+            xs = (x.detach().contiguous().numpy(), np.zeros((1, 1, 1, 1), dt))
+            weights += [np.zeros((1, 6 * cp8), dt), np.zeros(cp8, dt)]
+            v1t, wq, wqt = (
+                np.zeros((6 * cp8, LANES), dt),
+                np.zeros((1, 2 * cp8), dt),
+                np.zeros((2 * cp8, 1), dt),
+            )
+        mk = mask.numpy() if mask.dtype == torch.bool else mask.to(torch.bool).numpy()
+        y_shape = (nb, n, n, cp8) if with_y else (1, 1, 1, cp8)
+        outs = tuple(np.empty((nb, n, n, ct8) if k < 4 else y_shape, dt) for k in range(8))
+        keep_t = with_y and bool(needs_grad)
+        t_all = np.empty((nb, n**3 * ct8) if keep_t else (1, 1), dt)
+        args = (xs, tuple(weights), wq, mk, bool(exclude_self), with_y, keep_t, t_all, outs)
+        parallel([lambda lo=lo, hi=hi: _forward(lo, hi, *args) for lo, hi in split_batch(mk, 3)])
+        ctx.with_y = with_y
+        ctx.dims = (cx, ct, cx2, cp)
+        ctx.saved = (xs, weights, (v0t, v1t, wqt), mk, bool(exclude_self), t_all if keep_t else None, outs)
+        result = [torch.from_numpy(outs[0][..., :ct]), torch.from_numpy(outs[1][..., :ct])]
+        if with_y:
+            return (*result, torch.from_numpy(outs[4][..., :cp]), torch.from_numpy(outs[5][..., :cp]))
+        return (*result, None, None)
 
     @staticmethod
-    def backward(ctx, g0x, g0n, g1x, g1n):
-        nb, n, ct, cp, cp_out = ctx.dims
-        t, wt, i0x, i0n, i1x, i1n = ctx.saved
-        dt = wt.dtype
-        with_p = ctx.with_p
-        if with_p and t is None:
+    def backward(ctx, g_ex_t, g_fa_t, g_ex_y, g_fa_y):
+        cx, ct, cx2, cp = ctx.dims
+        xs, weights, weights_t, mk, exclude_self, t_all, outs = ctx.saved
+        with_y = ctx.with_y
+        if with_y and t_all is None:
             raise RuntimeError("Block3 ran with needs_grad=False: T was not kept for the backward pass")
+        w0n, b0n, w1n, b1n = weights
+        dt = w0n.dtype
+        nb, n = mk.shape
 
-        def arr(g, ch):
-            out = np.zeros((nb, n, n, ch), dt)
-            if g is not None:
-                out[..., : g.shape[-1]] = _np(g)
-            return out
+        def arr(g: Tensor | None, like: np.ndarray) -> np.ndarray:
+            return np.zeros_like(like) if g is None else as_array(g, like.shape[3])
 
-        if not with_p:
-            t = np.zeros((nb, 1, 1, 1, ct), dt)
-        ins = (t, i0x, i0n, i1x, i1n, arr(g0x, ct), arr(g0n, ct), arr(g1x, cp), arr(g1n, cp))
-        da, db, dc = (np.zeros((nb, n, n, ct), dt) for _ in range(3))
-        da2, db2 = np.zeros((nb, n, n, cp), dt), np.zeros((nb, n, n, cp), dt)
-        parts = _splits(nb)
-        dwt = np.zeros((len(parts), cp, 6 * ct), dt)  # one partial sum per thread
-        jobs = []
-        for p, g in enumerate(parts):
-            args = (
-                ins[0][g],
-                wt,
-                *(x[g] for x in ins[1:]),
-                with_p,
-                *(o[g] for o in (da, db, dc, da2, db2)),
-                dwt[p],
-            )
-            jobs.append(lambda args=args: _backward(*args))
-        _parallel(jobs)
-        grads = [torch.from_numpy(da), torch.from_numpy(db), torch.from_numpy(dc)]
-        if ctx.with_p:
-            dw = np.ascontiguousarray(dwt.sum(axis=0).reshape(cp, 6, ct).transpose(1, 2, 0)[..., :cp_out])
-            grads += [
-                torch.from_numpy(dw),
-                torch.from_numpy(da2[..., :cp_out]),
-                torch.from_numpy(db2[..., :cp_out]),
+        grads = (arr(g_ex_t, outs[0]), arr(g_fa_t, outs[1]), arr(g_ex_y, outs[4]), arr(g_fa_y, outs[5]))
+        want_dx = ctx.needs_input_grad[0]
+        dxs = (
+            np.empty((nb, n, n, weights_t[0].shape[1]) if want_dx else (1, 1, 1, 1), dt),
+            np.empty((nb, n, n, weights_t[1].shape[1]) if with_y else (1, 1, 1, 1), dt),
+        )
+        splits = split_batch(mk, 3)
+        partial = [tuple(np.zeros_like(a) for a in (w0n, b0n, w1n, b1n, weights_t[2])) for _ in splits]
+        t_arg = t_all if with_y else np.zeros((1, 1), dt)
+        args = (xs, weights_t, t_arg, mk, exclude_self, with_y, outs, grads, dxs)
+        parallel(
+            [
+                lambda lo=lo, hi=hi, sums=sums: _backward(lo, hi, *args, sums)
+                for (lo, hi), sums in zip(splits, partial, strict=True)
             ]
-        else:
-            grads += [None, None, None]
-        return (*grads, None, None, None)
+        )
+        dw0n, db0n, dw1n, db1n, dwt = (np.sum(a, axis=0) for a in zip(*partial, strict=True))
+        ct8 = b0n.shape[0]
+        # [C_x, 6 ct8] -> the Linear's [C_t, 6 C_x]
+        dw0 = torch.from_numpy(dw0n).view(cx, 6, ct8)[:, :, :ct].permute(2, 1, 0).reshape(ct, 6 * cx)
+        out = [
+            torch.from_numpy(dxs[0][..., :cx]) if want_dx else None,
+            dw0.contiguous(),
+            torch.from_numpy(db0n[:ct]),
+        ]
+        if not with_y:
+            return (*out, None, None, None, None, None, None)
+        cp8 = b1n.shape[0]
+        exp = torch.from_numpy(dw1n).view(cx2, 6, cp8)[:, :, :cp].permute(2, 1, 0)  # [C_p, 6, C_x']
+        dwq = torch.from_numpy(np.ascontiguousarray(dwt.T))  # [3 ct8, 2 cp8], like wq
+        own = dwq.view(3, ct8, 2, cp8).permute(0, 2, 1, 3).reshape(6, ct8, cp8)[:, :ct, :cp]  # W_p
+        dw1 = torch.cat([exp, own.permute(2, 0, 1)], dim=2).reshape(cp, 6 * (cx2 + ct))
+        out += [torch.from_numpy(dxs[1][..., :cx2]), dw1.contiguous(), torch.from_numpy(db1n[:cp])]
+        return (*out, None, None, None)

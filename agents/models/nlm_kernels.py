@@ -1,0 +1,620 @@
+r"""Compiled CPU kernels for the arity <= 2 parts of an NLM layer (`agents.models.nlm`).
+
+Why hand-written: on a batch of ``[B, N, N, C]`` tensors PyTorch runs each step of an NLM layer
+as its own full-size pass over memory, and keeps most intermediates for autograd:
+
+* the masked ∃/∀ of a tensor over its last object axis is five operations (two ``where``,
+  ``max``, ``min``, ``any``), its backward a zero-filled tensor and two scatters;
+* an arity-2 output is a concatenation, a matrix product, a transposed add for the second
+  permutation, two broadcast adds of the expansions, the bias and the sigmoid (and a reduction
+  when the next layer only reduces it), with about as many operations again in the backward.
+
+`masked_max_min` and `arity2_output` do each in one pass per direction, over the real objects of
+each batch element only, with 8-lane SIMD over channels (`agents.models.nlm_simd`). They compute
+the same function as the generic PyTorch path (the tests compare both); a gradient goes to the
+selected entry of a max or min, as there.
+
+The kernels release the GIL: `parallel` runs them on batch slices (`split_batch`) in
+``torch.get_num_threads()`` Python threads (no second OpenMP runtime beside PyTorch's). The
+arity-3 block of the first two layers lives in `agents.models.nlm_block3`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import torch
+from numba import njit
+from torch import Tensor
+
+from agents.models.nlm_simd import (
+    LANES,
+    vadd,
+    vbcast,
+    veq_select,
+    vfill,
+    vfma,
+    vgt_select,
+    vload,
+    vmul,
+    vsigmoid,
+    vstore,
+    vsub,
+)
+
+__all__ = [
+    "INLINE",
+    "JIT",
+    "arity2_output",
+    "as_array",
+    "fill_padding",
+    "masked_max_min",
+    "packed",
+    "pad_lanes",
+    "pad_last",
+    "parallel",
+    "real_objects",
+    "split_batch",
+]
+
+JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
+"""numba options of every kernel (cached compilation, GIL released, no ZeroDivisionError checks)."""
+INLINE: dict[str, Any] = {**JIT, "inline": "always"}
+"""Options of helpers called in inner loops: inlined at numba's IR level, since a call that
+passes arrays costs about as much as the work of one row."""
+
+
+# ----------------------------------------------------------------------------- plumbing
+_POOL: tuple[int, ThreadPoolExecutor] | None = None  # (pid of the creating process, pool)
+_CHUNKS_PER_THREAD = 4
+"""Batch slices per thread: a thread that finishes early (or a core shared with another process)
+takes more of them."""
+
+
+def parallel(jobs: list[Callable[[], Any]]) -> None:
+    """Run zero-argument callables (GIL-free kernels) on ``torch.get_num_threads()`` threads;
+    inline when there is one thread or one job."""
+    global _POOL
+    threads = min(torch.get_num_threads(), len(jobs))
+    if threads <= 1:
+        for job in jobs:
+            job()
+        return
+    # a forked child (e.g. a DataLoader worker) inherits the pool without its threads: new pool
+    if _POOL is None or _POOL[0] != os.getpid() or _POOL[1]._max_workers != threads:
+        if _POOL is not None and _POOL[0] == os.getpid():
+            _POOL[1].shutdown(wait=False)
+        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nlm-kernels"))
+    for future in [_POOL[1].submit(job) for job in jobs]:
+        future.result()
+
+
+def split_batch(mask: np.ndarray, power: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` batch slices of about equal work ``n_real**power`` per batch row: one when
+    ``torch.get_num_threads()`` is 1, else a few per thread (at least 2 rows each)."""
+    nb = mask.shape[0]
+    threads = torch.get_num_threads()
+    parts = 1 if threads <= 1 else max(1, min(threads * _CHUNKS_PER_THREAD, nb // 2))
+    if parts == 1:
+        return [(0, nb)]
+    work = np.cumsum(mask.sum(1).astype(np.float64) ** power + 1.0)
+    bounds = [0, *np.searchsorted(work, work[-1] * np.arange(1, parts) / parts).tolist(), nb]
+    return [(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+
+
+def pad_lanes(channels: int) -> int:
+    """``channels`` rounded up to a multiple of the SIMD width (at least one vector)."""
+    return max(LANES, -(-channels // LANES) * LANES)
+
+
+def as_array(t: Tensor, channels: int | None = None) -> np.ndarray:
+    """``t`` as a C-contiguous array (no copy when it already is one), its last axis zero-padded
+    to ``channels`` when given."""
+    t = t.detach()
+    if channels is not None and t.shape[-1] != channels:
+        t = torch.nn.functional.pad(t, (0, channels - t.shape[-1]))
+    return t.contiguous().numpy()
+
+
+_PACKED: dict[tuple, tuple[np.ndarray, Any]] = {}
+
+
+def packed(t: Tensor, make: Callable[..., Any], *key: Any) -> Any:
+    """``make(t as an array, *key)``, cached per tensor and ``key`` while ``t``'s values stay the
+    same (compared in full: weights are small, and an in-place change through ``.data`` bumps no
+    version counter): the kernels' weight layouts are rebuilt after the weights change (an
+    optimiser step, a checkpoint load), not on every call (a search evaluates many small batches
+    with the same weights)."""
+    a = t.detach().numpy()
+    k = (id(t), a.dtype, a.shape, *key)
+    hit = _PACKED.get(k)
+    if hit is not None and np.array_equal(hit[0], a):
+        return hit[1]
+    if len(_PACKED) > 512:  # entries of tensors that no longer exist
+        _PACKED.clear()
+    value = make(a, *key)
+    _PACKED[k] = (a.copy(), value)
+    return value
+
+
+def pad_last(a: np.ndarray, channels: int) -> np.ndarray:
+    """``a`` with its last axis zero-padded to ``channels`` (C-contiguous)."""
+    if a.shape[-1] == channels:
+        return np.ascontiguousarray(a)
+    out = np.zeros((*a.shape[:-1], channels), a.dtype)
+    out[..., : a.shape[-1]] = a
+    return out
+
+
+@njit(**INLINE)
+def real_objects(mask, b, objs):
+    """Write the real objects of batch row ``b`` into ``objs``; return their number."""
+    n = 0
+    for o in range(mask.shape[1]):
+        if mask[b, o]:
+            objs[n] = o
+            n += 1
+    return n
+
+
+@njit(**INLINE)
+def fill_padding(out, b, n, value):
+    """Set batch row ``b`` of ``out`` to ``value`` when it has padding (``n`` real objects of
+    ``out.shape[1]``): the kernels write every entry of a real tuple, so that outputs can be
+    allocated uninitialised (zero-filling them costs a pass over memory)."""
+    if n < out.shape[1]:
+        out[b] = value
+
+
+# ----------------------------------------------------------------------------- masked ∃/∀
+@njit(**JIT)
+def _max_min_fwd(x, mask, exclude_self, lo, hi, outs):
+    """``x``: ``[R, N, C]`` (rows ``r = b * per_b + j``, ``per_b = R // B``: 1 for arity 1, ``N``
+    for arity 2 with ``j`` the other object); ``outs = (max, min, argmax, argmin)``, ``[R, C]``."""
+    mx_out, mn_out, ix_out, im_out = outs
+    nr, n, ch = x.shape
+    per_b = nr // mask.shape[0]
+    zero, one = vfill(x, 0.0), vfill(x, 1.0)
+    for r in range(nr):
+        b, j = r // per_b, r % per_b
+        for c0 in range(0, ch, LANES):
+            mx, mn = vfill(x, -np.inf), vfill(x, np.inf)
+            ix, im = vfill(x, -1), vfill(x, -1)
+            for z in range(n):
+                if not mask[b, z] or (exclude_self and per_b > 1 and z == j):
+                    continue
+                v = vload(x, (r * n + z) * ch + c0)
+                zv = vfill(x, z)
+                ix, mx = vgt_select(v, mx, zv, ix), vgt_select(v, mx, v, mx)
+                im, mn = vgt_select(mn, v, zv, im), vgt_select(mn, v, v, mn)
+            empty = vgt_select(zero, ix, one, zero)  # 1 where no entry was valid
+            vstore(mx_out, r * ch + c0, vgt_select(empty, zero, vfill(x, lo), mx))
+            vstore(mn_out, r * ch + c0, vgt_select(empty, zero, vfill(x, hi), mn))
+            vstore(ix_out, r * ch + c0, ix)
+            vstore(im_out, r * ch + c0, im)
+
+
+@njit(**JIT)
+def _max_min_bwd(ix, im, g_mx, g_mn, dx):
+    """Route ``g_mx`` / ``g_mn`` (``[R, C]``) to the selected entries of ``dx`` (``[R, N, C]``)."""
+    nr, ch = ix.shape
+    for r in range(nr):
+        dx[r] = 0.0
+        for c in range(ch):
+            z = int(ix[r, c])
+            if z >= 0:
+                dx[r, z, c] += g_mx[r, c]
+            z = int(im[r, c])
+            if z >= 0:
+                dx[r, z, c] += g_mn[r, c]
+
+
+class _MaskedMaxMin(torch.autograd.Function):
+    """``(x, mask, exclude_self, lo, hi) -> (max, min)``; see `masked_max_min`."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, mask: Tensor, exclude_self: bool, lo: float, hi: float):
+        shape = x.shape
+        batch, n, ch = shape[0], shape[-2], shape[-1]
+        ch8 = pad_lanes(ch)
+        xn = as_array(x.reshape(-1, n, ch), ch8)
+        rows = xn.shape[0]
+        outs = tuple(np.empty((rows, ch8), xn.dtype) for _ in range(4))
+        mk = as_array(mask.to(torch.bool))
+        _max_min_fwd(xn, mk, bool(exclude_self) and rows > batch, float(lo), float(hi), outs)
+        ctx.saved = (np.ascontiguousarray(outs[2][:, :ch]), np.ascontiguousarray(outs[3][:, :ch]))
+        ctx.shape = shape
+        out_shape = (*shape[:-2], ch)
+        return tuple(torch.from_numpy(o[:, :ch]).reshape(out_shape) for o in outs[:2])
+
+    @staticmethod
+    def backward(ctx, g_mx: Tensor | None, g_mn: Tensor | None):
+        ix, im = ctx.saved
+        rows, ch = ix.shape
+
+        def arr(g: Tensor | None) -> np.ndarray:
+            return np.zeros((rows, ch), ix.dtype) if g is None else as_array(g.reshape(rows, ch))
+
+        dx = np.empty((rows, ctx.shape[-2], ch), ix.dtype)
+        _max_min_bwd(ix, im, arr(g_mx), arr(g_mn), dx)
+        return torch.from_numpy(dx).reshape(ctx.shape), None, None, None, None
+
+
+def masked_max_min(
+    x: Tensor, mask: Tensor, exclude_self: bool, lo: float = 0.0, hi: float = 1.0
+) -> tuple[Tensor, Tensor]:
+    """∃ (max) and ∀ (min) of ``x`` over its last object axis ``z``, over the real ``z``.
+
+    Args:
+        x: ``[B] + [N]*k + [C]`` with ``k`` in 1, 2; float32 or float64 on the CPU.
+        mask: bool ``[B, N]``, the real objects.
+        exclude_self: for ``k = 2``, skip ``z == j`` (the reduced object repeats the other one).
+        lo, hi: the max and min of an empty reduction.
+
+    Returns:
+        ``(max, min)``, each ``[B] + [N]*(k-1) + [C]``.
+    """
+    return _MaskedMaxMin.apply(x, mask, exclude_self, lo, hi)
+
+
+# ----------------------------------------------------------------------------- arity-2 outputs
+@njit(**INLINE)
+def _a2_expand(x1, we, bias, b, objs, n, e0, e1):
+    """Per real object ``a``: ``e0[a] = bias + x1[a] V_0`` (the expansion constant along the last
+    axis) and ``e1[a] = x1[a] V_1`` (constant along the first); ``we = [V_0, V_1]``."""
+    big_n, c1 = x1.shape[1], x1.shape[2]
+    co = bias.shape[0]
+    for a in range(n):
+        x_off = (b * big_n + objs[a]) * c1
+        for ob in range(0, co, LANES):
+            s0, s1 = vload(bias, ob), vfill(bias, 0.0)
+            for q in range(c1):
+                xq = vbcast(x1, x_off + q)
+                s0 = vfma(xq, vload(we, q * co + ob), s0)
+                s1 = vfma(xq, vload(we, (c1 + q) * co + ob), s1)
+            vstore(e0, a * co + ob, s0)
+            vstore(e1, a * co + ob, s1)
+
+
+@njit(**INLINE)
+def _a2_own4(parts, offs, wo, b, big_n, oi, oj4, ob, s4):
+    """Add the own terms ``Z[i, j] W_0 + Z[j, i] W_1`` (output block ``ob``) of four ``j`` (objects
+    ``oj4``) to the accumulators ``s4``: eight chains sharing each weight load."""
+    co = wo.shape[2]
+    cown = offs[3]
+    s0, s1, s2, s3 = s4
+    t0 = t1 = t2 = t3 = vfill(wo, 0.0)
+    oj0, oj1, oj2, oj3 = oj4
+    r = b * big_n
+    for k in range(3):
+        ck = offs[k + 1] - offs[k]
+        if ck == 0:
+            continue
+        p = parts[k]
+        ij0, ij1 = ((r + oi) * big_n + oj0) * ck, ((r + oi) * big_n + oj1) * ck
+        ij2, ij3 = ((r + oi) * big_n + oj2) * ck, ((r + oi) * big_n + oj3) * ck
+        ji0, ji1 = ((r + oj0) * big_n + oi) * ck, ((r + oj1) * big_n + oi) * ck
+        ji2, ji3 = ((r + oj2) * big_n + oi) * ck, ((r + oj3) * big_n + oi) * ck
+        for q in range(ck):
+            w_off = (offs[k] + q) * co + ob
+            w0, w1 = vload(wo, w_off), vload(wo, cown * co + w_off)
+            s0, t0 = vfma(vbcast(p, ij0 + q), w0, s0), vfma(vbcast(p, ji0 + q), w1, t0)
+            s1, t1 = vfma(vbcast(p, ij1 + q), w0, s1), vfma(vbcast(p, ji1 + q), w1, t1)
+            s2, t2 = vfma(vbcast(p, ij2 + q), w0, s2), vfma(vbcast(p, ji2 + q), w1, t2)
+            s3, t3 = vfma(vbcast(p, ij3 + q), w0, s3), vfma(vbcast(p, ji3 + q), w1, t3)
+    return vadd(s0, t0), vadd(s1, t1), vadd(s2, t2), vadd(s3, t3)
+
+
+@njit(**JIT)
+def _a2_forward(lo, hi, x1, parts, offs, weights, mask, exclude_self, reduce, outs):
+    """Batch rows ``lo .. hi - 1`` of `arity2_output`. ``parts``: three ``[B, N, N, c_k]`` arrays
+    (``c_k = offs[k + 1] - offs[k]``, 0 for an absent part); ``weights = (we, wo, bias)`` with
+    ``we``: ``[2, C_1, C_o]`` and ``wo``: ``[2, C_own, C_o]`` (permutation identity, then swap);
+    ``outs = (y, ex, fa, ix, im)`` (``y`` when not ``reduce``, the others when ``reduce``)."""
+    we, wo, bias = weights
+    y, ex, fa, ix, im = outs
+    big_n = mask.shape[1]
+    co = bias.shape[0]
+    objs = np.empty(big_n, np.int64)
+    e0, e1 = np.empty(big_n * co, bias.dtype), np.empty(big_n * co, bias.dtype)
+    for b in range(lo, hi):
+        n = real_objects(mask, b, objs)
+        if reduce:
+            fill_padding(ex, b, n, 0.0)
+            fill_padding(fa, b, n, 0.0)
+            fill_padding(ix, b, n, -1.0)
+            fill_padding(im, b, n, -1.0)
+        else:
+            fill_padding(y, b, n, 0.0)
+        _a2_expand(x1, we, bias, b, objs, n, e0, e1)
+        for i in range(n):
+            oi = objs[i]
+            for ob in range(0, co, LANES):
+                post = vload(e0, i * co + ob)
+                mx, mn = vfill(bias, -np.inf), vfill(bias, np.inf)
+                kx, kn = vfill(bias, -1), vfill(bias, -1)
+                for j0 in range(0, n, 4):
+                    nj = min(4, n - j0)  # rows past nj repeat the last one and are dropped
+                    j4 = (j0, j0 + min(1, nj - 1), j0 + min(2, nj - 1), j0 + min(3, nj - 1))
+                    s4 = (
+                        vload(e1, j4[0] * co + ob),
+                        vload(e1, j4[1] * co + ob),
+                        vload(e1, j4[2] * co + ob),
+                        vload(e1, j4[3] * co + ob),
+                    )
+                    oj4 = (objs[j4[0]], objs[j4[1]], objs[j4[2]], objs[j4[3]])
+                    s4 = _a2_own4(parts, offs, wo, b, big_n, oi, oj4, ob, s4)
+                    for t in range(nj):
+                        pre = s4[0] if t == 0 else (s4[1] if t == 1 else (s4[2] if t == 2 else s4[3]))
+                        j = j0 + t
+                        if not reduce:
+                            out = ((b * big_n + oi) * big_n + objs[j]) * co + ob
+                            vstore(y, out, vsigmoid(vadd(pre, post)))
+                        elif not (exclude_self and j == i):
+                            jv = vfill(bias, j)
+                            kx, mx = vgt_select(pre, mx, jv, kx), vgt_select(pre, mx, pre, mx)
+                            kn, mn = vgt_select(mn, pre, jv, kn), vgt_select(mn, pre, pre, mn)
+                if reduce:
+                    out = (b * big_n + oi) * co + ob
+                    vstore(ex, out, vsigmoid(vadd(mx, post)))
+                    vstore(fa, out, vsigmoid(vadd(mn, post)))
+                    vstore(ix, out, kx)
+                    vstore(im, out, kn)
+
+
+@njit(**INLINE)
+def _a2_pre_grad(b, objs, n, big_n, co, reduce, outs, grads, dpre, de0, de1):
+    """Pre-activation gradients of batch row ``b`` into ``dpre`` (``[n, n, C_o]``, compact), and
+    their sums over ``j`` (``de0``, the expansion of ``i``) and over ``i`` (``de1``, of ``j``)."""
+    y, ex, fa, ix, im = outs
+    dy, g_ex, g_fa = grads
+    one, zero = vfill(dpre, 1.0), vfill(dpre, 0.0)
+    de0[: n * co] = 0.0
+    de1[: n * co] = 0.0
+    for i in range(n):
+        oi = objs[i]
+        for ob in range(0, co, LANES):
+            acc = zero
+            if reduce:  # each lane's gradient goes to the j equal to its argument
+                out = (b * big_n + oi) * co + ob
+                v = vload(ex, out)
+                gx = vmul(vload(g_ex, out), vmul(v, vsub(one, v)))
+                v = vload(fa, out)
+                gn = vmul(vload(g_fa, out), vmul(v, vsub(one, v)))
+                acc = vadd(gx, gn)
+                kx, kn = vload(ix, out), vload(im, out)
+            for j in range(n):
+                if reduce:
+                    jv = vfill(dpre, j)
+                    d = vadd(veq_select(jv, kx, gx, zero), veq_select(jv, kn, gn, zero))
+                else:
+                    out = ((b * big_n + oi) * big_n + objs[j]) * co + ob
+                    v = vload(y, out)
+                    d = vmul(vload(dy, out), vmul(v, vsub(one, v)))
+                    acc = vadd(acc, d)
+                vstore(dpre, (i * n + j) * co + ob, d)
+                vstore(de1, j * co + ob, vadd(vload(de1, j * co + ob), d))
+            vstore(de0, i * co + ob, vadd(vload(de0, i * co + ob), acc))
+
+
+@njit(**INLINE)
+def _a2_part_grad(b, objs, n, big_n, p, ck, w_row, wk, dpre, dp, dwo, cown):
+    """Gradients of one own part ``p`` (``[B, N, N, c_k]``, weight rows from ``w_row``): the input
+    ``dZ[i, j] = dpre[i, j] W_0^T + dpre[j, i] W_1^T`` into ``dp`` (``[B, N, N, c_kp]``; ``wk``:
+    ``[2, C_o, c_kp]``, the weights transposed) and the weights ``dW_0[q] += Σ_ij Z[i, j, q]
+    dpre[i, j]``, ``dW_1[q] += Σ_ij Z[j, i, q] dpre[i, j]`` into ``dwo``, summed in registers
+    four input channels at a time."""
+    co = dwo.shape[2]
+    ckp = dp.shape[3]
+    zero = vfill(dpre, 0.0)
+    for i in range(n):
+        oi = objs[i]
+        for j in range(n):
+            d_off = ((b * big_n + oi) * big_n + objs[j]) * ckp
+            ij, ji = (i * n + j) * co, (j * n + i) * co
+            for qb in range(0, ckp, LANES):
+                a0, a1 = zero, zero
+                for c in range(co):
+                    a0 = vfma(vbcast(dpre, ij + c), vload(wk, c * ckp + qb), a0)
+                    a1 = vfma(vbcast(dpre, ji + c), vload(wk, (co + c) * ckp + qb), a1)
+                vstore(dp, d_off + qb, vadd(a0, a1))
+    for ob in range(0, co, LANES):
+        for q0 in range(0, ck, 4):
+            nq = min(4, ck - q0)
+            q1, q2, q3 = q0 + min(1, nq - 1), q0 + min(2, nq - 1), q0 + min(3, nq - 1)
+            u0 = u1 = u2 = u3 = v0 = v1 = v2 = v3 = zero
+            for i in range(n):
+                oi = objs[i]
+                for j in range(n):
+                    oj = objs[j]
+                    d = vload(dpre, (i * n + j) * co + ob)
+                    ij, ji = ((b * big_n + oi) * big_n + oj) * ck, ((b * big_n + oj) * big_n + oi) * ck
+                    u0, v0 = vfma(vbcast(p, ij + q0), d, u0), vfma(vbcast(p, ji + q0), d, v0)
+                    u1, v1 = vfma(vbcast(p, ij + q1), d, u1), vfma(vbcast(p, ji + q1), d, v1)
+                    u2, v2 = vfma(vbcast(p, ij + q2), d, u2), vfma(vbcast(p, ji + q2), d, v2)
+                    u3, v3 = vfma(vbcast(p, ij + q3), d, u3), vfma(vbcast(p, ji + q3), d, v3)
+            for t in range(nq):
+                u = u0 if t == 0 else (u1 if t == 1 else (u2 if t == 2 else u3))
+                v = v0 if t == 0 else (v1 if t == 1 else (v2 if t == 2 else v3))
+                w_off = (w_row + q0 + t) * co + ob
+                vstore(dwo, w_off, vadd(vload(dwo, w_off), u))
+                vstore(dwo, cown * co + w_off, vadd(vload(dwo, cown * co + w_off), v))
+
+
+@njit(**JIT)
+def _a2_backward(lo, hi, x1, parts, offs, wet, wot, mask, reduce, outs, grads, dx1, dparts, sums):
+    """Batch rows ``lo .. hi - 1`` of the backward of `_a2_forward`. ``wet``: ``[2, C_o, C_1p]``,
+    ``wot``: three ``[2, C_o, c_kp]`` (the weights transposed, input channels padded to 8);
+    ``grads = (dy, d_ex, d_fa)``; ``dx1``, ``dparts`` (padded channels) receive the input
+    gradients of these rows; ``sums = (dwe, dwo, dbias)``: this slice's partial sums."""
+    dwe, dwo, dbias = sums
+    big_n = mask.shape[1]
+    co = dbias.shape[0]
+    c1, c1p = x1.shape[2], dx1.shape[2]
+    dt = dbias.dtype
+    objs = np.empty(big_n, np.int64)
+    de0, de1 = np.empty(big_n * co, dt), np.empty(big_n * co, dt)
+    dpre = np.empty(big_n * big_n * co, dt)
+    for b in range(lo, hi):
+        n = real_objects(mask, b, objs)
+        for k in range(3):
+            if offs[k + 1] > offs[k]:
+                fill_padding(dparts[k], b, n, 0.0)
+        if c1 > 0:
+            fill_padding(dx1, b, n, 0.0)
+        if n == 0:
+            continue
+        _a2_pre_grad(b, objs, n, big_n, co, reduce, outs, grads, dpre, de0, de1)
+        for k in range(3):
+            ck = offs[k + 1] - offs[k]
+            if ck > 0:
+                _a2_part_grad(b, objs, n, big_n, parts[k], ck, offs[k], wot[k], dpre, dparts[k], dwo, offs[3])
+        # expansions and bias: e0[a] = bias + x1[a] V_0, e1[a] = x1[a] V_1
+        for a in range(n):
+            x_off = (b * big_n + objs[a]) * c1
+            for ob in range(0, co, LANES):
+                g0, g1 = vload(de0, a * co + ob), vload(de1, a * co + ob)
+                vstore(dbias, ob, vadd(vload(dbias, ob), g0))
+                for q in range(c1):
+                    xq = vbcast(x1, x_off + q)
+                    w0, w1 = q * co + ob, (c1 + q) * co + ob
+                    vstore(dwe, w0, vfma(xq, g0, vload(dwe, w0)))
+                    vstore(dwe, w1, vfma(xq, g1, vload(dwe, w1)))
+            if c1 == 0:
+                continue
+            dx_off = (b * big_n + objs[a]) * c1p
+            for qb in range(0, c1p, LANES):
+                acc = vfill(dpre, 0.0)
+                for c in range(co):
+                    acc = vfma(vbcast(de0, a * co + c), vload(wet, c * c1p + qb), acc)
+                    acc = vfma(vbcast(de1, a * co + c), vload(wet, (co + c) * c1p + qb), acc)
+                vstore(dx1, dx_off + qb, acc)
+
+
+_DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
+
+
+def _a2_weights(w: np.ndarray, c1: int, offs: tuple[int, ...]) -> tuple:
+    """The kernels' layouts of an arity-2 weight ``[C_o, 2 (C_1 + C_own)]`` (``offs``: the own
+    parts' channel offsets): ``we`` ``[2, C_1, C_o8]``, ``wo`` ``[2, C_own, C_o8]``, and transposed,
+    input channels padded: ``wet`` ``[2, C_o8, C_1p]`` and one ``[2, C_o8, c_kp]`` per own part."""
+    co, co8 = w.shape[0], pad_lanes(w.shape[0])
+    w3 = pad_last(w.reshape(co, 2, -1).transpose(1, 2, 0), co8)  # [2, C_in, C_o8]
+    we = w3[:, :c1] if c1 else np.zeros((2, 1, co8), w.dtype)
+    wo = np.ascontiguousarray(w3[:, c1:])
+    wt = w3.transpose(0, 2, 1)  # [2, C_o8, C_in]
+    wet = pad_last(wt[:, :, :c1], pad_lanes(c1))
+    wot = tuple(
+        pad_last(wt[:, :, c1 + lo : c1 + hi], pad_lanes(hi - lo)) for lo, hi in itertools.pairwise(offs)
+    )
+    return np.ascontiguousarray(we), wo, wet, wot
+
+
+class _Arity2(torch.autograd.Function):
+    """``(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)`` -> ``Y`` or ``(∃Y, ∀Y)``; see
+    `arity2_output` (absent inputs are None)."""
+
+    @staticmethod
+    def forward(ctx, x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce):
+        dt = _DTYPES[weight.dtype]
+        nb, n = mask.shape
+        co, co8 = weight.shape[0], pad_lanes(weight.shape[0])
+        present = [p is not None for p in (p0, p1, p2)]
+        offs = tuple(
+            itertools.accumulate((p.shape[-1] if p is not None else 0 for p in (p0, p1, p2)), initial=0)
+        )
+        c1 = 0 if x1 is None else x1.shape[-1]
+        we, wo, wet, wot = packed(weight, _a2_weights, c1, offs)
+        bn = packed(bias, pad_last, co8)
+        x1n = x1.detach().contiguous().numpy() if x1 is not None else np.zeros((1, 1, 0), dt)
+        dummy = np.zeros((1, 1, 1, 1), dt)
+        parts = tuple(p.detach().contiguous().numpy() if p is not None else dummy for p in (p0, p1, p2))
+        mk = mask.numpy() if mask.dtype == torch.bool else mask.to(torch.bool).numpy()
+        y_shape, red_shape = ((1, 1, 1, co8), (nb, n, co8)) if reduce else ((nb, n, n, co8), (1, 1, co8))
+        outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
+        offs_n = np.array(offs, np.int64)
+        args = (x1n, parts, offs_n, (we, wo, bn), mk, bool(exclude_self), bool(reduce), outs)
+        parallel([lambda lo=lo, hi=hi: _a2_forward(lo, hi, *args) for lo, hi in split_batch(mk, 2)])
+        ctx.saved = (x1n, parts, offs_n, wet, wot, mk, outs, bool(reduce), present, co)
+        if reduce:
+            return torch.from_numpy(outs[1][..., :co]), torch.from_numpy(outs[2][..., :co])
+        return torch.from_numpy(outs[0][..., :co])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        x1n, parts, offs, wet, wot, mk, outs, reduce, present, co = ctx.saved
+        dt = x1n.dtype
+        nb, n = mk.shape
+        c1, co8 = x1n.shape[2], wet.shape[1]
+        if reduce:
+            gy = np.zeros((1, 1, 1, co8), dt)
+            g_ex, g_fa = (np.zeros_like(outs[1]) if g is None else as_array(g, co8) for g in grads)
+        else:
+            gy = as_array(grads[0], co8)
+            g_ex = g_fa = np.zeros((1, 1, co8), dt)
+        dparts = tuple(
+            np.empty((nb, n, n, wot[k].shape[2]) if present[k] else (1, 1, 1, LANES), dt) for k in range(3)
+        )
+        dx1 = np.empty((nb, n, wet.shape[2]) if c1 else (1, 1, LANES), dt)
+        splits = split_batch(mk, 2)
+        cown = int(offs[3])
+        sums = [
+            (np.zeros((2, max(c1, 1), co8), dt), np.zeros((2, max(cown, 1), co8), dt), np.zeros(co8, dt))
+            for _ in splits
+        ]
+        args = (x1n, parts, offs, wet, wot, mk, reduce, outs, (gy, g_ex, g_fa), dx1, dparts)
+        parallel(
+            [
+                lambda lo=lo, hi=hi, s=s: _a2_backward(lo, hi, *args, s)
+                for (lo, hi), s in zip(splits, sums, strict=True)
+            ]
+        )
+        dwe, dwo, db = (np.sum(xs, axis=0) for xs in zip(*sums, strict=True))
+        dw = np.concatenate([dwe[:, :c1], dwo[:, :cown]], axis=1)[:, :, :co]  # [2, C_in, C_o]
+        dw = np.ascontiguousarray(dw.transpose(2, 0, 1).reshape(co, -1))  # the Linear's [C_o, 2 C_in]
+        dps = [
+            torch.from_numpy(dparts[k][..., : offs[k + 1] - offs[k]]) if present[k] else None
+            for k in range(3)
+        ]
+        dx = torch.from_numpy(dx1[..., :c1]) if c1 else None
+        return dx, *dps, torch.from_numpy(dw), torch.from_numpy(db[:co]), None, None, None
+
+
+def arity2_output(
+    x1: Tensor | None,
+    parts: list[Tensor],
+    weight: Tensor,
+    bias: Tensor,
+    mask: Tensor,
+    exclude_self: bool,
+    reduce: bool,
+) -> Tensor | tuple[Tensor, Tensor]:
+    r"""An NLM layer's activated arity-2 output, or its (∃, ∀) over the last object axis.
+
+    .. math::
+        Y[i,j] = \sigma\big(b + X_1[i] V_0 + X_1[j] V_1 + Z[i,j] W_0 + Z[j,i] W_1\big),
+        \qquad Z = [Z_1 \| Z_2 \| Z_3]
+
+    (``weight`` is the layer's ``nn.Linear(2 (C_1 + C_Z), C_o)`` weight, permutation-major: the
+    identity's ``[V_0 | W_0]``, then the swap's). With ``reduce``, returns
+    ``σ(max_j (Y's pre-activation without b + X_1[i] V_0) + b + X_1[i] V_0)`` and the min, over
+    the real ``j`` (``j != i`` with ``exclude_self``), as `agents.models.nlm.NLMLayer` does for an
+    output that the next layer only reduces.
+
+    Args:
+        x1: ``[B, N, C_1]``, or None. parts: the ``[B, N, N, c_k]`` tensors of ``Z`` (1 to 3).
+        weight, bias: the linear layer. mask: bool ``[B, N]``, the real objects.
+
+    Returns:
+        ``[B, N, N, C_o]`` (0 where ``i`` or ``j`` is padding), or two ``[B, N, C_o]`` (0 where ``i``
+        is padding).
+    """
+    if not 1 <= len(parts) <= 3:
+        raise ValueError(f"arity2_output takes 1 to 3 arity-2 parts, got {len(parts)}")
+    p0, p1, p2 = [*parts, None, None][:3]
+    return _Arity2.apply(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)
