@@ -33,6 +33,7 @@ import torch
 import tyro
 from tqdm import tqdm
 
+from pddlgym_sl.envs.problems import split_files, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.search import gbfs
@@ -56,7 +57,7 @@ class Args:
     limit: int = 10_000
     """node-evaluation budget per problem"""
     problems: int | None = None
-    """evaluate only the first N problems of the split"""
+    """evaluate only N problems, evenly spread over the sorted split (so every size is kept)"""
     clip: bool = False
     """N+clip: clip mu below by the admissible bound"""
     jobs: int = 1
@@ -79,8 +80,6 @@ def problem_files(domain: str, split: str, data: Path | None) -> list[Path]:
             files = sorted(directory.glob("*.pddl"))
             if files:
                 return files
-    from pddlgym_sl.envs.problems import split_files
-
     return split_files(domain, split)
 
 
@@ -162,7 +161,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     if domain is None:
         raise ConfigError("--domain is needed with --heuristic")
     data = args.data or (Path(run_args["data"]) if "data" in run_args else None)
-    files = problem_files(domain, args.split, data)[: args.problems]
+    files = spread(problem_files(domain, args.split, data), args.problems)
     import domains
 
     domain_file = (data / domain / args.split / "domain.pddl") if data is not None else None

@@ -107,7 +107,7 @@ class Args:
     limit: int = 10_000
     """node-evaluation budget per problem"""
     problems: int | None = None
-    """evaluate only the first N problems of the split"""
+    """evaluate only N problems, evenly spread over the sorted split"""
     eval: bool = True
     """evaluate the runs and the hFF baseline (--no-eval: train only)"""
     report: bool = True
@@ -257,13 +257,13 @@ class _Planner:
         torch): the dataset's own copies of the split, else the paper's Table 3 split."""
         key = (domain, str(data))
         if key not in self.counts:
+            from pddlgym_sl.envs.problems import split_files, spread
+
             directory = data / domain / self.args.split / "problems" if data is not None else None
             files = sorted(directory.glob("*.pddl")) if directory is not None and directory.is_dir() else []
             if not files:
-                from pddlgym_sl.envs.problems import split_files
-
                 files = split_files(domain, self.args.split)
-            self.counts[key] = len(files[: self.args.problems])
+            self.counts[key] = len(spread(files, self.args.problems))
         return self.counts[key]
 
     def eval_done(self, directory: Path, domain: str, data: Path | None) -> bool:

@@ -101,3 +101,15 @@ def test_baseline_evaluation(tiny_dataset, tmp_path):
     )
     assert summary["heuristic"] == "hff" and summary["coverage"] == 1.0
     assert (tmp_path / "hff" / "summary.json").is_file()
+
+
+def test_reduced_problem_count_keeps_every_size():
+    """``--problems N`` spreads over the sorted split instead of taking its N smallest problems."""
+    from pddlgym_sl.envs.problems import split_files, spread
+
+    files = split_files("gripper", "plan")
+    sizes = {f.name.rsplit("-s", 1)[0] for f in files}
+    chosen = spread(files, 10)
+    assert len(chosen) == len(set(chosen)) == 10
+    assert {f.name.rsplit("-s", 1)[0] for f in chosen} == sizes
+    assert spread(files, None) == files and spread(files, 1000) == files

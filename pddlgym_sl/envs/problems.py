@@ -28,7 +28,7 @@ from pathlib import Path
 import domains
 from pddlgym_sl.errors import ConfigError, PDDLError
 
-__all__ = ["ProblemSet", "cache_root", "count_objects", "resolve_problems", "split_files"]
+__all__ = ["ProblemSet", "cache_root", "count_objects", "resolve_problems", "split_files", "spread"]
 
 _DOMAIN_DEF = re.compile(r"\(\s*define\s*\(\s*domain\b", re.IGNORECASE)
 _COMMENT = re.compile(r";[^\n]*")
@@ -224,3 +224,14 @@ def count_objects(problem_file: str | Path, n_constants: int = 0) -> int:
         else:
             names.add(tok)
     return len(names) + n_constants
+
+
+def spread(files: list[Path], n: int | None) -> list[Path]:
+    """``n`` of ``files`` at evenly spaced positions (all when ``n`` is None or too large).
+
+    Splits are sorted by generator parameters, so the first ``n`` would all be the smallest (or,
+    by name, an arbitrary) size; an even spread keeps the split's size mix in a reduced budget.
+    """
+    if n is None or n >= len(files):
+        return list(files)
+    return [files[i * len(files) // n] for i in range(n)]
