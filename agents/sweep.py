@@ -514,7 +514,8 @@ def sweep(args: Args) -> SweepResult:
         from agents.supervised import ensure_dataset
 
         for data, domain in todo.datasets:  # once, before parallel jobs could race to create it
-            ensure_dataset(TrainArgs(domain=domain, data=data, quiet=args.quiet))
+            test_split = {"test_split": args.test_split} if args.test_split else {}
+            ensure_dataset(TrainArgs(domain=domain, data=data, quiet=args.quiet, **test_split))
     args.out.mkdir(parents=True, exist_ok=True)
     pending_units = {j.unit for j in jobs + todo.busy}
     bar = tqdm(

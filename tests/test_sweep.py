@@ -156,3 +156,19 @@ def test_expected_problems_agree_with_evaluate(tiny_dataset, tmp_path):
     )
     planner = _Planner(_args(tmp_path, problems=2))
     assert planner.expected_problems("ferry", tiny_dataset) == 2
+
+
+def test_sweep_trains_with_another_test_split(tiny_dataset, tmp_path):
+    """``--test-split`` is the split the dataset must have (no ``test`` needed) and the one tested on."""
+    data = tmp_path / "data" / "ferry"
+    data.mkdir(parents=True)
+    for split, target in (("train", "train"), ("val", "val"), ("held-out", "test")):
+        (data / split).symlink_to(tiny_dataset / "ferry" / target)
+    cmd = [sys.executable, "-m", "agents.sweep", "--domains", "ferry", "--models", "linear", "--dists", "n"]
+    cmd += ["--sigmas", "learn", "--residuals", "hff", "--seeds", "0", "--steps", "5", "--no-eval"]
+    cmd += ["--no-report", "--test-split", "held-out", "--data", str(data.parent)]
+    cmd += ["--out", str(tmp_path / "s")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    args = json.loads((tmp_path / "s" / "ferry__linear__n__learn__hff__s0" / "args.json").read_text())
+    assert args["test_split"] == "held-out"
