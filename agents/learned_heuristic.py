@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from agents.checkpoint import load_model_config, load_weights
-from agents.graphs import hypergraph_batch, nlm_batch
+from agents.graphs import hypergraph_batch
 from agents.heads import Head, make_head
 from agents.models import make_model
 from pddlgym_sl.envs.encoders.nlm import NLMEncoder
@@ -83,16 +83,15 @@ class LearnedHeuristic:
 
     def _inputs(self, states: np.ndarray) -> Any:
         name = self.trained.name
-        if name == "nlm":
-            return {k: v.to(self.device) for k, v in nlm_batch([self.encoder.encode_batch(states)]).items()}
+        if name == "nlm":  # one task: no padding, the model casts the int8 tensors itself
+            return {
+                k: torch.from_numpy(v).to(self.device) for k, v in self.encoder.encode_batch(states).items()
+            }
         if name == "hgn":
             return hypergraph_batch(self.task, states).to(self.device)
         return torch.as_tensor(self.hff.features_batch(states), dtype=torch.float32, device=self.device)
 
-    def _tensor(self, values: np.ndarray) -> torch.Tensor:
-        return torch.as_tensor(values, dtype=torch.float32, device=self.device)
-
-    @torch.no_grad()
+    @torch.inference_mode()  # cheaper than no_grad: no version counters or autograd metadata
     def batch(self, states: np.ndarray) -> np.ndarray:
         """Heuristic values of a (n, n_words) uint64 batch of this task's states."""
         lower = self.lower.batch(states)
@@ -102,10 +101,10 @@ class LearnedHeuristic:
         if live.any():
             rows = np.ascontiguousarray(states[live])
             raw = self.trained.model(self._inputs(rows))
-            lower_t = self._tensor(lower[live])
-            base_t = self._tensor(base[live]) if base is not None else None
-            h = self.trained.head.heuristic(raw, lower_t, base_t, clip=self.clip)
-            values[live] = h.double().cpu().numpy()
+            # the bounds are float32 values on the model side (as in training)
+            lower_l = lower[live].astype(np.float32)
+            base_l = base[live].astype(np.float32) if base is not None else None
+            values[live] = self.trained.head.heuristic_values(raw, lower_l, base_l, clip=self.clip)
         return values
 
     def __call__(self, state) -> float:

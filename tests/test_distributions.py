@@ -357,3 +357,24 @@ def test_mean_far_below_lower_bound_in_tn_heuristic_setting() -> None:
     torch.testing.assert_close(d.mean[:2], low[:2] + 0.5 / ((low[:2] - mu[:2]) / 0.5), rtol=1e-3, atol=0)
     d.mean.sum().backward()
     assert torch.isfinite(mu.grad).all() and (mu.grad >= 0).all()
+
+
+def test_tn_mean_kernel_matches_truncated_gaussian_mean():
+    """`agents.tn_mean.tn_mean` (search's compiled mean) equals ``TruncatedGaussian(...).mean``
+    in every regime: nearly equal, one-sided (±1e5, ±inf) and central intervals, μ far outside."""
+    from agents.tn_mean import tn_mean
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    mu = rng.normal(0, 1, n) * 10 ** rng.uniform(-2, 4, n)
+    sigma = 10 ** rng.uniform(-3, 3, n)
+    low = rng.normal(0, 5, n) * 10 ** rng.uniform(-1, 3, n)
+    high = low + 10 ** rng.uniform(-5, 4, n)
+    kind = rng.integers(0, 5, n)
+    high = np.where(kind == 0, np.inf, np.where(kind == 1, 1e5, high))
+    low = np.where(kind == 2, -np.inf, low)
+    ref = TruncatedGaussian(*(torch.tensor(x) for x in (mu, sigma, low, high))).mean.numpy()
+    got = tn_mean(mu, sigma, low, high)
+    finite_low = np.where(np.isfinite(low), np.abs(low), 0.0)
+    scale = np.maximum.reduce([np.abs(ref), np.abs(mu), finite_low, np.ones(n)])
+    assert np.all(np.abs(got - ref) <= 1e-12 * scale)

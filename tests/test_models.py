@@ -195,8 +195,8 @@ def test_nlm_fused_matches_generic(batch, n_real, hidden, depth, exclude_self):
     inputs = {k: v.requires_grad_() if v.is_floating_point() else v for k, v in inputs.items()}
     out, ref = fused(inputs), generic(inputs)
     torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
-    with torch.no_grad():
-        torch.testing.assert_close(fused(inputs), out.detach(), rtol=0, atol=0)
+    with torch.no_grad():  # the inference plan (agents.models.nlm_infer) where it applies
+        torch.testing.assert_close(fused(inputs), out.detach(), rtol=0, atol=1e-12)
     w = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     wrt = [*fused.parameters(), inputs["arity1"], inputs["arity2"]]
     wrt_ref = [*generic.parameters(), inputs["arity1"], inputs["arity2"]]
@@ -204,6 +204,47 @@ def test_nlm_fused_matches_generic(batch, n_real, hidden, depth, exclude_self):
         torch.autograd.grad((w * out).sum(), wrt), torch.autograd.grad((w * ref).sum(), wrt_ref), strict=True
     ):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    ("n_real", "depth", "channels"),
+    [
+        ([7], 5, FERRY_CHANNELS),
+        ([7, 4], 5, FERRY_CHANNELS),
+        ([5, 7, 1], 5, FERRY_CHANNELS),
+        ([7, 3, 6, 7, 2, 5, 7, 4, 6, 1, 7, 5], 5, FERRY_CHANNELS),  # a slice per thread
+        ([6, 4, 5], 3, FERRY_CHANNELS),
+        ([6, 7], 5, {1: 3, 2: 5}),  # no nullary input (visitall)
+    ],
+)
+def test_nlm_inference_plan_matches_training_path(n_real, depth, channels, dtype):
+    """The gradient-free forward (`agents.models.nlm_infer`, used under no_grad / inference_mode)
+    computes the training path's function: batches of 1, 2, 3 and 12 states, padding with
+    different object counts and garbage in the padding; rebuilt after the weights change."""
+    from agents.models.nlm_infer import InferencePlan
+
+    torch.manual_seed(11)
+    model = NLM(channels, n_outputs=2, depth=depth).to(dtype)
+    assert InferencePlan.build(model) is not None
+    inputs = random_nlm_input(len(n_real), 7, channels, seed=12, n_real=n_real)
+    g = torch.Generator().manual_seed(3)
+    for k in channels:  # garbage in the padding
+        if k >= 1:
+            x = inputs[f"arity{k}"]
+            inputs[f"arity{k}"] = torch.where(x == 0, torch.rand(x.shape, generator=g, dtype=x.dtype), x)
+    inputs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in inputs.items()}
+    tol = 1e-6 if dtype == torch.float32 else 1e-12
+    for _ in range(2):
+        ref = model(inputs)  # parameters require gradients: the autograd (training) path
+        assert ref.requires_grad
+        with torch.inference_mode():
+            fast = model(inputs)
+        torch.testing.assert_close(fast, ref.detach(), rtol=tol, atol=tol)
+        with torch.no_grad():
+            torch.testing.assert_close(model(inputs), fast, rtol=0, atol=0)
+            for p in model.parameters():  # in place, as an optimiser step: the plan is rebuilt
+                p.mul_(1.1)
 
 
 def test_nlm_fused_float32_close_to_float64():

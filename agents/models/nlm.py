@@ -68,10 +68,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Literal
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+if TYPE_CHECKING:
+    from agents.models.nlm_infer import InferencePlan
 
 __all__ = ["NLM", "NLMLayer"]
 
@@ -269,28 +273,22 @@ class NLMLayer(nn.Module):
     ) -> dict[int, tuple[Tensor, Tensor]] | None:
         """Consume a lazy arity-3 input with the fused kernel: sets ``red[3]``, returns the arity-3
         output reduced (empty when this layer has none); None when the kernel does not apply."""
-        from agents.models.nlm_block3 import Block3
+        from agents.models.nlm_block3 import block3
 
         lin0 = t.layer.linears["3"]
         own = 3 in self.out_channels
         if own and (2 not in full or self._parts[3] != (self.in_channels[2], t.channels)):
             return None  # the kernel's second layer expands its arity-2 input and owns only T
         lin = self.linears["3"] if own else None
-        x2 = full[2] if own else None
-        params = [
-            p for p in (t.x, lin0.weight, lin0.bias, x2, *(lin.parameters() if lin else ())) if p is not None
-        ]
-        needs_grad = torch.is_grad_enabled() and any(p.requires_grad for p in params)
-        ex_t, fa_t, ex_y, fa_y = Block3.apply(
+        ex_t, fa_t, ex_y, fa_y = block3(
             t.x,
             lin0.weight,
             lin0.bias,
-            x2,
+            full[2] if own else None,
             lin.weight if lin else None,
             lin.bias if lin else None,
             mask,
             self.exclude_self,
-            needs_grad,
         )
         red[3] = (ex_t, fa_t)
         return {3: (ex_y, fa_y)} if own else {}
@@ -509,6 +507,7 @@ class NLM(nn.Module):
         self.layers = nn.ModuleList(layers)
         self.fused = fused
         self._distinct: dict[tuple[int, int, str], Tensor] = {}
+        self._plan: InferencePlan | Literal[False] | None = None  # see _inference_plan
 
     def reset_parameters(self) -> None:
         for layer in self.layers:
@@ -517,6 +516,13 @@ class NLM(nn.Module):
     def forward(self, inputs: Mapping[str, Tensor]) -> Tensor:
         dtype = self.layers[-1].linears["0"].weight.dtype
         mask = inputs["object_mask"].bool()
+        fused = self.fused
+        if fused is None:
+            fused = mask.device.type == "cpu" and dtype in (torch.float32, torch.float64)
+        if fused and not _records_grad(self, inputs):
+            plan = self._inference_plan()
+            if plan is not None:
+                return plan(self, inputs, dtype)
         valid = _Lazy(lambda k: self._valid(mask, k))  # the fused kernels read the mask instead
         full: dict[int, Tensor] = {}
         for k in self.in_channels:
@@ -524,9 +530,6 @@ class NLM(nn.Module):
             if k >= 1:  # zero the padding so that garbage there cannot reach even a gradient
                 x = torch.where(_tuple_mask(mask, k), x, 0.0)
             full[k] = x
-        fused = self.fused
-        if fused is None:
-            fused = mask.device.type == "cpu" and dtype in (torch.float32, torch.float64)
         h: dict[int, Tensor | _Expanded3] = dict(full)
         reduced: dict[int, tuple[Tensor, Tensor]] = {}
         for layer in self.layers:
@@ -535,6 +538,18 @@ class NLM(nn.Module):
         assert isinstance(out, Tensor)
         return out
 
+    def _inference_plan(self) -> InferencePlan | None:
+        """The gradient-free CPU forward of this network (`agents.models.nlm_infer`), rebuilt when
+        the parameters change; None when the network is outside the fused path's cover."""
+        from agents.models.nlm_infer import InferencePlan
+
+        plan = self._plan
+        if plan is False:
+            return None
+        if plan is None or not plan.current(self):
+            plan = self._plan = InferencePlan.build(self) or False
+        return plan or None
+
     def _valid(self, mask: Tensor, k: int) -> Tensor:
         batch, n = mask.shape
         m = mask.view(batch, *([1] * (k - 1)), n, 1)
@@ -542,7 +557,8 @@ class NLM(nn.Module):
             key = (n, k, str(mask.device))
             dist = self._distinct.get(key)
             if dist is None:
-                dist = self._distinct[key] = _distinct_last(n, k, mask.device)
+                with torch.inference_mode(False):  # a cached normal tensor, usable by autograd later
+                    dist = self._distinct[key] = _distinct_last(n, k, mask.device)
             m = m & dist.unsqueeze(0).unsqueeze(-1)
         return m
 
@@ -557,6 +573,15 @@ class _Lazy(dict):
     def __missing__(self, key: int) -> Tensor:
         value = self[key] = self.make(key)
         return value
+
+
+def _records_grad(model: nn.Module, inputs: Mapping[str, Tensor]) -> bool:
+    """Whether autograd would record a forward pass of ``model`` on ``inputs``."""
+    if not torch.is_grad_enabled():
+        return False
+    return any(p.requires_grad for p in model.parameters()) or any(
+        isinstance(t, Tensor) and t.requires_grad for t in inputs.values()
+    )
 
 
 def _distinct_last(n: int, k: int, device: torch.device) -> Tensor:

@@ -57,6 +57,7 @@ from agents.models.nlm_kernels import (
     JIT,
     as_array,
     fill_padding,
+    needs_grad,
     packed,
     pad_lanes,
     pad_last,
@@ -79,7 +80,7 @@ from agents.models.nlm_simd import (
     vsub,
 )
 
-__all__ = ["Block3"]
+__all__ = ["Block3", "block3"]
 
 
 # ----------------------------------------------------------------------------- forward
@@ -555,6 +556,48 @@ def _own_weight(w: np.ndarray, c_in: int, ct: int) -> tuple[np.ndarray, np.ndarr
 _DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
 
 
+def _block3_run(x, w0, b0, x2, w1, b1, mask, exclude_self, keep_t) -> tuple[tuple, tuple]:
+    """The forward kernels of `Block3`: its four outputs and ``(with_y, dims, saved)`` for the
+    backward pass (``T`` is kept for it when ``keep_t``)."""
+    nb, n, _, cx = x.shape
+    with_y = w1 is not None
+    dt = _DTYPES[x.dtype]
+    ct = w0.shape[0]
+    ct8 = pad_lanes(ct)
+    v0, v0t = packed(w0, _expand_weight, cx)
+    weights = [v0, packed(b0, pad_last, ct8)]
+    if with_y:
+        cx2, cp = x2.shape[3], w1.shape[0]
+        cp8 = pad_lanes(cp)
+        xs = (x.detach().contiguous().numpy(), x2.detach().contiguous().numpy())
+        v1, v1t = packed(w1, _expand_weight, cx2)
+        weights += [v1, packed(b1, pad_last, cp8)]
+        wq, wqt = packed(w1, _own_weight, cx2, ct)
+    else:
+        cx2, cp, cp8 = 1, 0, LANES
+        xs = (x.detach().contiguous().numpy(), np.zeros((1, 1, 1, 1), dt))
+        weights += [np.zeros((1, 6 * cp8), dt), np.zeros(cp8, dt)]
+        v1t, wq, wqt = (
+            np.zeros((6 * cp8, LANES), dt),
+            np.zeros((1, 2 * cp8), dt),
+            np.zeros((2 * cp8, 1), dt),
+        )
+    mk = mask.numpy() if mask.dtype == torch.bool else mask.to(torch.bool).numpy()
+    y_shape = (nb, n, n, cp8) if with_y else (1, 1, 1, cp8)
+    outs = tuple(np.empty((nb, n, n, ct8) if k < 4 else y_shape, dt) for k in range(8))
+    keep_t = with_y and bool(keep_t)
+    t_all = np.empty((nb, n**3 * ct8) if keep_t else (1, 1), dt)
+    args = (xs, tuple(weights), wq, mk, bool(exclude_self), with_y, keep_t, t_all, outs)
+    parallel([lambda lo=lo, hi=hi: _forward(lo, hi, *args) for lo, hi in split_batch(mk, 3)])
+    saved = (xs, weights, (v0t, v1t, wqt), mk, bool(exclude_self), t_all if keep_t else None, outs)
+    result = [torch.from_numpy(outs[0][..., :ct]), torch.from_numpy(outs[1][..., :ct])]
+    if with_y:
+        result += [torch.from_numpy(outs[4][..., :cp]), torch.from_numpy(outs[5][..., :cp])]
+    else:
+        result += [None, None]
+    return tuple(result), (with_y, (cx, ct, cx2, cp), saved)
+
+
 class Block3(torch.autograd.Function):
     """Differentiable fused block (module docstring):
     ``(X, V, b, X', V', b', mask, exclude_self, needs_grad) -> (∃T, ∀T, ∃Y, ∀Y)``.
@@ -576,43 +619,10 @@ class Block3(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, w0, b0, x2, w1, b1, mask, exclude_self, needs_grad):
-        nb, n, _, cx = x.shape
-        with_y = w1 is not None
-        dt = _DTYPES[x.dtype]
-        ct = w0.shape[0]
-        ct8 = pad_lanes(ct)
-        v0, v0t = packed(w0, _expand_weight, cx)
-        weights = [v0, packed(b0, pad_last, ct8)]
-        if with_y:
-            cx2, cp = x2.shape[3], w1.shape[0]
-            cp8 = pad_lanes(cp)
-            xs = (x.detach().contiguous().numpy(), x2.detach().contiguous().numpy())
-            v1, v1t = packed(w1, _expand_weight, cx2)
-            weights += [v1, packed(b1, pad_last, cp8)]
-            wq, wqt = packed(w1, _own_weight, cx2, ct)
-        else:
-            cx2, cp, cp8 = 1, 0, LANES
-            xs = (x.detach().contiguous().numpy(), np.zeros((1, 1, 1, 1), dt))
-            weights += [np.zeros((1, 6 * cp8), dt), np.zeros(cp8, dt)]
-            v1t, wq, wqt = (
-                np.zeros((6 * cp8, LANES), dt),
-                np.zeros((1, 2 * cp8), dt),
-                np.zeros((2 * cp8, 1), dt),
-            )
-        mk = mask.numpy() if mask.dtype == torch.bool else mask.to(torch.bool).numpy()
-        y_shape = (nb, n, n, cp8) if with_y else (1, 1, 1, cp8)
-        outs = tuple(np.empty((nb, n, n, ct8) if k < 4 else y_shape, dt) for k in range(8))
-        keep_t = with_y and bool(needs_grad)
-        t_all = np.empty((nb, n**3 * ct8) if keep_t else (1, 1), dt)
-        args = (xs, tuple(weights), wq, mk, bool(exclude_self), with_y, keep_t, t_all, outs)
-        parallel([lambda lo=lo, hi=hi: _forward(lo, hi, *args) for lo, hi in split_batch(mk, 3)])
-        ctx.with_y = with_y
-        ctx.dims = (cx, ct, cx2, cp)
-        ctx.saved = (xs, weights, (v0t, v1t, wqt), mk, bool(exclude_self), t_all if keep_t else None, outs)
-        result = [torch.from_numpy(outs[0][..., :ct]), torch.from_numpy(outs[1][..., :ct])]
-        if with_y:
-            return (*result, torch.from_numpy(outs[4][..., :cp]), torch.from_numpy(outs[5][..., :cp]))
-        return (*result, None, None)
+        result, (ctx.with_y, ctx.dims, ctx.saved) = _block3_run(
+            x, w0, b0, x2, w1, b1, mask, exclude_self, needs_grad
+        )
+        return result
 
     @staticmethod
     def backward(ctx, g_ex_t, g_fa_t, g_ex_y, g_fa_y):
@@ -662,3 +672,12 @@ class Block3(torch.autograd.Function):
         dw1 = torch.cat([exp, own.permute(2, 0, 1)], dim=2).reshape(cp, 6 * (cx2 + ct))
         out += [torch.from_numpy(dxs[1][..., :cx2]), dw1.contiguous(), torch.from_numpy(db1n[:cp])]
         return (*out, None, None, None)
+
+
+def block3(x, w0, b0, x2, w1, b1, mask: Tensor, exclude_self: bool) -> tuple:
+    """`Block3` (same arguments and outputs, ``needs_grad`` derived): through autograd when a
+    gradient is wanted, else the kernels are called directly (inference: `Function.apply`'s
+    bookkeeping costs about as much as the kernels on the few states of one search expansion)."""
+    if needs_grad(x, w0, b0, x2, w1, b1):
+        return Block3.apply(x, w0, b0, x2, w1, b1, mask, exclude_self, True)
+    return _block3_run(x, w0, b0, x2, w1, b1, mask, exclude_self, False)[0]

@@ -54,6 +54,7 @@ __all__ = [
     "as_array",
     "fill_padding",
     "masked_max_min",
+    "needs_grad",
     "packed",
     "pad_lanes",
     "pad_last",
@@ -74,6 +75,19 @@ _POOL: tuple[int, ThreadPoolExecutor] | None = None  # (pid of the creating proc
 _CHUNKS_PER_THREAD = 4
 """Batch slices per thread: a thread that finishes early (or a core shared with another process)
 takes more of them."""
+_MIN_SLICE_WORK = 4096.0
+"""Least work (sum of ``n_real**power`` over its rows) of a batch slice: handing a job to a pool
+thread and waiting for it costs tens of microseconds, more than a kernel spends on the few states
+of one search expansion (on 10 objects, the arity-3 block takes ~0.2 ms per state), so small
+batches run inline."""
+
+
+def needs_grad(*tensors: Tensor | None) -> bool:
+    """Whether autograd must record a kernel call on these inputs. When it need not (inference:
+    no grad mode, or no input requires a gradient), the kernels are called directly instead of
+    through their ``autograd.Function``, whose per-call bookkeeping costs as much as a kernel on
+    the few states of one search expansion."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 def parallel(jobs: list[Callable[[], Any]]) -> None:
@@ -96,13 +110,16 @@ def parallel(jobs: list[Callable[[], Any]]) -> None:
 
 def split_batch(mask: np.ndarray, power: int) -> list[tuple[int, int]]:
     """``[lo, hi)`` batch slices of about equal work ``n_real**power`` per batch row: one when
-    ``torch.get_num_threads()`` is 1, else a few per thread (at least 2 rows each)."""
+    ``torch.get_num_threads()`` is 1 or the batch is small, else a few per thread (at least 2 rows
+    and `_MIN_SLICE_WORK` each)."""
     nb = mask.shape[0]
     threads = torch.get_num_threads()
-    parts = 1 if threads <= 1 else max(1, min(threads * _CHUNKS_PER_THREAD, nb // 2))
-    if parts == 1:
+    if threads <= 1 or nb < 4:
         return [(0, nb)]
     work = np.cumsum(mask.sum(1).astype(np.float64) ** power + 1.0)
+    parts = max(1, min(threads * _CHUNKS_PER_THREAD, nb // 2, int(work[-1] / _MIN_SLICE_WORK)))
+    if parts == 1:
+        return [(0, nb)]
     bounds = [0, *np.searchsorted(work, work[-1] * np.arange(1, parts) / parts).tolist(), nb]
     return [(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo]
 
@@ -121,7 +138,7 @@ def as_array(t: Tensor, channels: int | None = None) -> np.ndarray:
     return t.contiguous().numpy()
 
 
-_PACKED: dict[tuple, tuple[np.ndarray, Any]] = {}
+_PACKED: dict[tuple, tuple[bytes, Any]] = {}
 
 
 def packed(t: Tensor, make: Callable[..., Any], *key: Any) -> Any:
@@ -133,12 +150,13 @@ def packed(t: Tensor, make: Callable[..., Any], *key: Any) -> Any:
     a = t.detach().numpy()
     k = (id(t), a.dtype, a.shape, *key)
     hit = _PACKED.get(k)
-    if hit is not None and np.array_equal(hit[0], a):
+    data = a.tobytes()  # a bytes comparison costs a fraction of np.array_equal's call overhead
+    if hit is not None and hit[0] == data:
         return hit[1]
     if len(_PACKED) > 512:  # entries of tensors that no longer exist
         _PACKED.clear()
     value = make(a, *key)
-    _PACKED[k] = (a.copy(), value)
+    _PACKED[k] = (data, value)
     return value
 
 
@@ -214,23 +232,32 @@ def _max_min_bwd(ix, im, g_mx, g_mn, dx):
                 dx[r, z, c] += g_mn[r, c]
 
 
+def _max_min_run(
+    x: Tensor, mask: Tensor, exclude_self: bool, lo: float, hi: float
+) -> tuple[Tensor, Tensor, tuple[np.ndarray, np.ndarray]]:
+    """The forward kernel of `masked_max_min`: ``(max, min, (argmax, argmin))``."""
+    shape = x.shape
+    batch, n, ch = shape[0], shape[-2], shape[-1]
+    ch8 = pad_lanes(ch)
+    xn = as_array(x.reshape(-1, n, ch), ch8)
+    rows = xn.shape[0]
+    outs = tuple(np.empty((rows, ch8), xn.dtype) for _ in range(4))
+    mk = as_array(mask.to(torch.bool))
+    _max_min_fwd(xn, mk, bool(exclude_self) and rows > batch, float(lo), float(hi), outs)
+    out_shape = (*shape[:-2], ch)
+    mx, mn = (torch.from_numpy(o[:, :ch]).reshape(out_shape) for o in outs[:2])
+    return mx, mn, (outs[2][:, :ch], outs[3][:, :ch])
+
+
 class _MaskedMaxMin(torch.autograd.Function):
     """``(x, mask, exclude_self, lo, hi) -> (max, min)``; see `masked_max_min`."""
 
     @staticmethod
     def forward(ctx, x: Tensor, mask: Tensor, exclude_self: bool, lo: float, hi: float):
-        shape = x.shape
-        batch, n, ch = shape[0], shape[-2], shape[-1]
-        ch8 = pad_lanes(ch)
-        xn = as_array(x.reshape(-1, n, ch), ch8)
-        rows = xn.shape[0]
-        outs = tuple(np.empty((rows, ch8), xn.dtype) for _ in range(4))
-        mk = as_array(mask.to(torch.bool))
-        _max_min_fwd(xn, mk, bool(exclude_self) and rows > batch, float(lo), float(hi), outs)
-        ctx.saved = (np.ascontiguousarray(outs[2][:, :ch]), np.ascontiguousarray(outs[3][:, :ch]))
-        ctx.shape = shape
-        out_shape = (*shape[:-2], ch)
-        return tuple(torch.from_numpy(o[:, :ch]).reshape(out_shape) for o in outs[:2])
+        mx, mn, (ix, im) = _max_min_run(x, mask, exclude_self, lo, hi)
+        ctx.saved = (np.ascontiguousarray(ix), np.ascontiguousarray(im))
+        ctx.shape = x.shape
+        return mx, mn
 
     @staticmethod
     def backward(ctx, g_mx: Tensor | None, g_mn: Tensor | None):
@@ -259,7 +286,9 @@ def masked_max_min(
     Returns:
         ``(max, min)``, each ``[B] + [N]*(k-1) + [C]``.
     """
-    return _MaskedMaxMin.apply(x, mask, exclude_self, lo, hi)
+    if needs_grad(x):
+        return _MaskedMaxMin.apply(x, mask, exclude_self, lo, hi)
+    return _max_min_run(x, mask, exclude_self, lo, hi)[:2]
 
 
 # ----------------------------------------------------------------------------- arity-2 outputs
@@ -515,35 +544,39 @@ def _a2_weights(w: np.ndarray, c1: int, offs: tuple[int, ...]) -> tuple:
     return np.ascontiguousarray(we), wo, wet, wot
 
 
+def _a2_run(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce) -> tuple[tuple[Tensor, ...], tuple]:
+    """The forward kernel of `arity2_output`: the outputs and what the backward pass needs."""
+    dt = _DTYPES[weight.dtype]
+    nb, n = mask.shape
+    co, co8 = weight.shape[0], pad_lanes(weight.shape[0])
+    present = [p is not None for p in (p0, p1, p2)]
+    offs = tuple(itertools.accumulate((p.shape[-1] if p is not None else 0 for p in (p0, p1, p2)), initial=0))
+    c1 = 0 if x1 is None else x1.shape[-1]
+    we, wo, wet, wot = packed(weight, _a2_weights, c1, offs)
+    bn = packed(bias, pad_last, co8)
+    x1n = x1.detach().contiguous().numpy() if x1 is not None else np.zeros((1, 1, 0), dt)
+    dummy = np.zeros((1, 1, 1, 1), dt)
+    parts = tuple(p.detach().contiguous().numpy() if p is not None else dummy for p in (p0, p1, p2))
+    mk = mask.numpy() if mask.dtype == torch.bool else mask.to(torch.bool).numpy()
+    y_shape, red_shape = ((1, 1, 1, co8), (nb, n, co8)) if reduce else ((nb, n, n, co8), (1, 1, co8))
+    outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
+    offs_n = np.array(offs, np.int64)
+    args = (x1n, parts, offs_n, (we, wo, bn), mk, bool(exclude_self), bool(reduce), outs)
+    parallel([lambda lo=lo, hi=hi: _a2_forward(lo, hi, *args) for lo, hi in split_batch(mk, 2)])
+    saved = (x1n, parts, offs_n, wet, wot, mk, outs, bool(reduce), present, co)
+    if reduce:
+        return (torch.from_numpy(outs[1][..., :co]), torch.from_numpy(outs[2][..., :co])), saved
+    return (torch.from_numpy(outs[0][..., :co]),), saved
+
+
 class _Arity2(torch.autograd.Function):
     """``(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)`` -> ``Y`` or ``(∃Y, ∀Y)``; see
     `arity2_output` (absent inputs are None)."""
 
     @staticmethod
     def forward(ctx, x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce):
-        dt = _DTYPES[weight.dtype]
-        nb, n = mask.shape
-        co, co8 = weight.shape[0], pad_lanes(weight.shape[0])
-        present = [p is not None for p in (p0, p1, p2)]
-        offs = tuple(
-            itertools.accumulate((p.shape[-1] if p is not None else 0 for p in (p0, p1, p2)), initial=0)
-        )
-        c1 = 0 if x1 is None else x1.shape[-1]
-        we, wo, wet, wot = packed(weight, _a2_weights, c1, offs)
-        bn = packed(bias, pad_last, co8)
-        x1n = x1.detach().contiguous().numpy() if x1 is not None else np.zeros((1, 1, 0), dt)
-        dummy = np.zeros((1, 1, 1, 1), dt)
-        parts = tuple(p.detach().contiguous().numpy() if p is not None else dummy for p in (p0, p1, p2))
-        mk = mask.numpy() if mask.dtype == torch.bool else mask.to(torch.bool).numpy()
-        y_shape, red_shape = ((1, 1, 1, co8), (nb, n, co8)) if reduce else ((nb, n, n, co8), (1, 1, co8))
-        outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
-        offs_n = np.array(offs, np.int64)
-        args = (x1n, parts, offs_n, (we, wo, bn), mk, bool(exclude_self), bool(reduce), outs)
-        parallel([lambda lo=lo, hi=hi: _a2_forward(lo, hi, *args) for lo, hi in split_batch(mk, 2)])
-        ctx.saved = (x1n, parts, offs_n, wet, wot, mk, outs, bool(reduce), present, co)
-        if reduce:
-            return torch.from_numpy(outs[1][..., :co]), torch.from_numpy(outs[2][..., :co])
-        return torch.from_numpy(outs[0][..., :co])
+        out, ctx.saved = _a2_run(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)
+        return out if reduce else out[0]
 
     @staticmethod
     def backward(ctx, *grads):
@@ -617,4 +650,7 @@ def arity2_output(
     if not 1 <= len(parts) <= 3:
         raise ValueError(f"arity2_output takes 1 to 3 arity-2 parts, got {len(parts)}")
     p0, p1, p2 = [*parts, None, None][:3]
-    return _Arity2.apply(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)
+    if needs_grad(x1, p0, p1, p2, weight, bias):
+        return _Arity2.apply(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)
+    out = _a2_run(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)[0]
+    return out if reduce else out[0]
