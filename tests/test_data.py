@@ -158,3 +158,16 @@ def test_failures_are_recorded_not_fatal(tmp_path, monkeypatch):
     assert [f["seed"] for f in record["failures"]] == [spec.seed, spec.seed + 1000, spec.seed + 2000]
     assert all("exit code 35" in f["reason"] for f in record["failures"])
     assert not list((out / "problems").glob("*")) if (out / "problems").exists() else True
+
+
+def test_summary_table_reads_the_manifests(ferry_split, capsys):
+    from pddlgym_sl.data import summary
+
+    split_dir, manifest = ferry_split
+    root = split_dir.parent.parent
+    (row,) = summary.summarize(root)
+    assert (row["domain"], row["split"], row["states"]) == ("ferry", "train", manifest["summary"]["states"])
+    assert row["solved"] == f"{manifest['summary']['solved']}/6"
+    assert summary.main([str(root)]) == 0
+    assert "| ferry | train | 6/6 |" in capsys.readouterr().out
+    assert summary.main([str(root / "nothing")]) == 2
