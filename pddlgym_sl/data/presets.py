@@ -9,7 +9,8 @@ of them in well under two minutes on two cores. Written to ``data/small/ferry/{t
 ones but small enough for A* + LM-cut to solve in minutes on a laptop, for Table 1's accuracy
 when the paper's test split (30 min per problem on a cluster) is out of reach:
 blocksworld 11..13 blocks, ferry 7..9 locations and cars, gripper 12..16 balls, visitall the
-paper's own test grid (5..7, already easy to solve optimally). Written to
+paper's own test grid (5..7; most solve in seconds, but some 7x7 full-coverage problems exceed
+5 minutes and are regenerated). Written to
 ``data/<domain>/test-reduced``.
 """
 
