@@ -33,7 +33,7 @@ import torch
 import tyro
 from tqdm import tqdm
 
-from pddlgym_sl.envs.problems import split_files, spread
+from pddlgym_sl.envs.problems import problem_files, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.search import gbfs
@@ -70,17 +70,6 @@ class Args:
     """also compute the test-split accuracy of the run (Table 1)"""
     quiet: bool = False
     """no progress bar"""
-
-
-def problem_files(domain: str, split: str, data: Path | None) -> list[Path]:
-    """The problem files of a split: the dataset's own copies, else the Table 3 split."""
-    if data is not None:
-        directory = data / domain / split / "problems"
-        if directory.is_dir():
-            files = sorted(directory.glob("*.pddl"))
-            if files:
-                return files
-    return split_files(domain, split)
 
 
 # ------------------------------------------------------------------ worker side

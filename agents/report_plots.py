@@ -98,14 +98,8 @@ def plot_coverage(col: Collection, model: str, split: str, out: Path, notes: lis
         ax.set_xlabel("node evaluations")
         ax.set_ylabel("ratio of solved instances")
         ax.grid(alpha=0.3)
-    if axes:
-        axes[0].legend(fontsize=7)
-    fig.suptitle(f"{MODEL_NAMES.get(model, model)}: coverage under an evaluation budget ({split})")
-    fig.tight_layout()
-    path = out / f"coverage_{model}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    title = f"{MODEL_NAMES.get(model, model)}: coverage under an evaluation budget ({split})"
+    return [_save(plt, fig, axes, title, out / f"coverage_{model}.png")]
 
 
 def val_curve(run: Run, tag: str = "val/mse") -> tuple[np.ndarray, np.ndarray] | None:
@@ -163,11 +157,16 @@ def plot_val_mse(col: Collection, model: str, out: Path, notes: list[str]) -> li
         ax.set_xlabel("training step")
         ax.set_ylabel("validation MSE")
         ax.grid(alpha=0.3)
-    if axes and drawn:
-        axes[0].legend(fontsize=7)
-    fig.suptitle(f"{MODEL_NAMES.get(model, model)}: validation MSE (mean±std over seeds)")
+    title = f"{MODEL_NAMES.get(model, model)}: validation MSE (mean±std over seeds)"
+    return [_save(plt, fig, axes if drawn else [], title, out / f"val_mse_{model}.png")]
+
+
+def _save(plt, fig, legend_axes: list, title: str, path: Path) -> Path:
+    """Legend on the first of ``legend_axes`` (none when empty), title, layout, PNG; closes ``fig``."""
+    if legend_axes:
+        legend_axes[0].legend(fontsize=7)
+    fig.suptitle(title)
     fig.tight_layout()
-    path = out / f"val_mse_{model}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [path]
+    return path

@@ -253,16 +253,13 @@ class _Planner:
         self.warnings: list[str] = []
 
     def expected_problems(self, domain: str, data: Path | None) -> int:
-        """How many problems `agents.evaluate` evaluates (its `problem_files`, without importing
-        torch): the dataset's own copies of the split, else the paper's Table 3 split."""
+        """How many problems `agents.evaluate` evaluates (the same `problem_files` and `spread`):
+        the dataset's own copies of the split, else the paper's Table 3 split."""
         key = (domain, str(data))
         if key not in self.counts:
-            from pddlgym_sl.envs.problems import split_files, spread
+            from pddlgym_sl.envs.problems import problem_files, spread
 
-            directory = data / domain / self.args.split / "problems" if data is not None else None
-            files = sorted(directory.glob("*.pddl")) if directory is not None and directory.is_dir() else []
-            if not files:
-                files = split_files(domain, self.args.split)
+            files = problem_files(domain, self.args.split, data)
             self.counts[key] = len(spread(files, self.args.problems))
         return self.counts[key]
 

@@ -28,7 +28,15 @@ from pathlib import Path
 import domains
 from pddlgym_sl.errors import ConfigError, PDDLError
 
-__all__ = ["ProblemSet", "cache_root", "count_objects", "resolve_problems", "split_files", "spread"]
+__all__ = [
+    "ProblemSet",
+    "cache_root",
+    "count_objects",
+    "problem_files",
+    "resolve_problems",
+    "split_files",
+    "spread",
+]
 
 _DOMAIN_DEF = re.compile(r"\(\s*define\s*\(\s*domain\b", re.IGNORECASE)
 _COMMENT = re.compile(r";[^\n]*")
@@ -235,3 +243,14 @@ def spread(files: list[Path], n: int | None) -> list[Path]:
     if n is None or n >= len(files):
         return list(files)
     return [files[i * len(files) // n] for i in range(n)]
+
+
+def problem_files(domain: str, split: str, data: Path | None) -> list[Path]:
+    """The problem files of a split: the dataset's own copies, else the Table 3 split."""
+    if data is not None:
+        directory = data / domain / split / "problems"
+        if directory.is_dir():
+            files = sorted(directory.glob("*.pddl"))
+            if files:
+                return files
+    return split_files(domain, split)
