@@ -284,11 +284,24 @@ class TruncatedGaussianHead(Head):
         millisecond per call on the few states of one search expansion."""
         from agents.tn_mean import tn_mean
 
-        base = None if residual_base is None else torch.from_numpy(np.asarray(residual_base))
-        mu_t, sigma_t = self.mu_sigma(raw.detach().cpu().double(), base)
-        mu, sigma = mu_t.numpy(), sigma_t.numpy()
+        # `mu_sigma` and `upper_bound` restated in numpy: their torch ops on a handful of values cost
+        # more than the kernel below (about 30 µs per search expansion)
+        out = raw.detach().cpu().double().numpy()
+        if out.shape[-1] != self.n_outputs:
+            raise ValueError(f"raw must have {self.n_outputs} outputs in its last dim, got shape {out.shape}")
+        mu = out[..., 0]
+        if self.residual != "none":
+            if residual_base is None:
+                raise ValueError(
+                    f"residual={self.residual!r} needs residual_base (the {self.residual} values)"
+                )
+            mu = mu + residual_base
+        if self.sigma == "learn":
+            sigma = SIGMA_MIN + SIGMA_RANGE / (1.0 + np.exp(-out[..., 1]))
+        else:
+            sigma = np.full_like(mu, FIXED_SIGMA)
         lower = np.asarray(lower, dtype=np.float64)
-        upper = float(self.upper_bound(None, mu_t))
+        upper = MISSING_BOUND if self.upper == "none" else math.inf
         mean = tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, upper)
         return np.minimum(np.maximum(mean, lower), upper) if clip else mean
 
