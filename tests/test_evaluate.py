@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 import domains
 from agents.evaluate import Args as EvalArgs
@@ -15,7 +16,6 @@ from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from agents.supervised import Args, train
 from pddlgym_sl import load_task
 from pddlgym_sl.search import gbfs
-from tests.problems import GRIPPER_UNSOLVABLE
 
 
 @pytest.fixture(scope="module", params=["nlm", "hgn", "linear"])
@@ -61,13 +61,49 @@ def test_gbfs_with_a_model_is_deterministic(trained_run, tmp_path):
         task.validate_plan(first.plan)
 
 
-def test_dead_ends_get_inf(trained_run, tmp_path):
+FERRY_DEAD = """(define (problem ferry-dead) (:domain ferry)
+ (:objects l0 l1 c0)
+ (:init (location l0) (location l1) (car c0) (not-eq l0 l1) (not-eq l1 l0) (at c0 l1) (at-ferry l0))
+ (:goal (and (at c0 l0))))
+"""  # no (empty-ferry): the car can never board
+
+
+@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
+def torch_threads(request):
+    """Run a test with 1 torch thread (bounds, then the forward pass on the live states) and with
+    2 (bounds on a second thread while the forward pass covers every state)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(request.param)
+    yield request.param
+    torch.set_num_threads(before)
+
+
+def test_dead_ends_get_inf(trained_run, tmp_path, torch_threads):
     path = tmp_path / "dead.pddl"
-    path.write_text(GRIPPER_UNSOLVABLE)
-    task = load_task(domains.domain_file("gripper"), path)
-    # a ferry-trained model on a gripper task: the infinite admissible bound decides before any forward pass
+    path.write_text(FERRY_DEAD)
+    task = load_task(domains.domain_file("ferry"), path)
     heuristic = LearnedHeuristic(TrainedModel.load(trained_run), task)
     assert heuristic(task.init) == np.inf
+    states = task.states_to_array([task.init] + [s for _, s in task.successors(task.init)])
+    assert np.all(heuristic.batch(states) == np.inf)
+
+
+def test_values_do_not_depend_on_the_thread_count(trained_run, tmp_path):
+    """The 2-thread path (bounds computed beside the forward pass) gives the 1-thread values."""
+    task = _ferry_task(tmp_path, locations=6, cars=5)
+    heuristic = LearnedHeuristic(TrainedModel.load(trained_run), task)
+    states = [task.init] + [s for _, s in task.successors(task.init)]
+    states += [s for _, s in task.successors(states[-1])]
+    batch = task.states_to_array(states)
+    before = torch.get_num_threads()
+    try:
+        values = []
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            values.append(heuristic.batch(batch))
+    finally:
+        torch.set_num_threads(before)
+    np.testing.assert_array_equal(values[0], values[1])
 
 
 def test_evaluate_cli_end_to_end(trained_run, tiny_dataset, tmp_path):

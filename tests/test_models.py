@@ -581,3 +581,44 @@ def test_make_model():
     with pytest.raises(ValueError, match="hgn, linear, nlm"):
         make_model("gnn", n_outputs=1)
     assert isinstance(hypergraph_data, object) and HypergraphData is not None
+
+
+@pytest.mark.parametrize("exclude_self", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_block3_memo_reuse_and_patch_are_exact(dtype, exclude_self):
+    """`Block3Memo` (the inference path's arity-3 block): its outputs are the fused block's to
+    rounding, and a reused or patched ``Q`` gives the outputs of one computed in full, bit for bit,
+    so a state's value does not depend on what was evaluated before it."""
+    from agents.models.nlm_block3 import _block3_run
+    from agents.models.nlm_block3_memo import Block3Memo
+
+    g = torch.Generator().manual_seed(5)
+    nb, n, cx, ct, cp, cx2 = 5, 9, 3, 6, 7, 5  # channel counts off the SIMD width: padded lanes
+    x = (torch.rand(nb, n, n, cx, generator=g) > 0.7).to(dtype)
+    x[1] = x[0]
+    x[1, 2, 5, 0] = 1 - x[1, 2, 5, 0]  # one pair changed: patched from row 0
+    x[2] = x[0]  # the same X: reused
+    x[3] = x[0]
+    x[3, 4, 4, 1] = 1 - x[3, 4, 4, 1]  # a diagonal pair and another pair: patched from row 0
+    x[3, 7, 1, 2] = 1 - x[3, 7, 1, 2]
+    x2 = torch.rand(nb, n, n, cx2, generator=g, dtype=dtype)
+    w0, b0 = torch.randn(ct, 6 * cx, generator=g, dtype=dtype), torch.randn(ct, generator=g, dtype=dtype)
+    w1 = torch.randn(cp, 6 * (cx2 + ct), generator=g, dtype=dtype)
+    b1 = torch.randn(cp, generator=g, dtype=dtype)
+    mask = torch.ones(nb, n, dtype=torch.bool)
+    mask[4, 7:] = False  # padding: computed in full
+    memo = Block3Memo()
+    out = memo(x, w0, b0, x2, w1, b1, mask, exclude_self)
+    assert memo.counts == {"reused": 1, "patched": 2, "full": 2}
+    ref = _block3_run(x, w0, b0, x2, w1, b1, mask, exclude_self, False)[0]
+    tol = 1e-6 if dtype == torch.float32 else 1e-12
+    for a, r in zip(out, ref, strict=True):
+        torch.testing.assert_close(torch.from_numpy(np.ascontiguousarray(a)), r, rtol=tol, atol=tol)
+    tiny = Block3Memo(max_entries=1)  # evicts (and recycles buffers) on every new X
+    for b in [*range(nb), *range(nb)]:
+        rows = slice(b, b + 1)
+        alone = Block3Memo()(x[rows], w0, b0, x2[rows], w1, b1, mask[rows], exclude_self)
+        again = tiny(x[rows], w0, b0, x2[rows], w1, b1, mask[rows], exclude_self)
+        for a, f, t in zip(out, alone, again, strict=True):
+            np.testing.assert_array_equal(a[rows], f)
+            np.testing.assert_array_equal(a[rows], t)

@@ -9,11 +9,15 @@ version-counter bookkeeping), weight views rebuilt on every call, ``autograd.Fun
 from `agents.models.nlm_kernels`):
 
 * the weights of the arity <= 1 outputs are split once into their own and expand blocks, as
-  numpy arrays, and rebuilt only when a parameter's values change (one bytes comparison per
-  call; the kernels' layouts are cached by `agents.models.nlm_kernels.packed`);
+  numpy arrays, and rebuilt only when a parameter's values change (one comparison of all
+  parameters per call; the kernels' layouts are cached by `agents.models.nlm_kernels.packed`);
 * arity <= 1 outputs are a few numpy operations on ``[B, N, C]`` arrays (about a microsecond
-  each), arity-2 outputs, the masked reductions of arity 2 and the arity-3 block call the kernels'
-  forward functions without ``autograd.Function``.
+  each), arity-2 outputs and the masked reductions of arity 2 call the kernels' forward functions
+  without ``autograd.Function``;
+* the arity-3 block runs in `agents.models.nlm_block3_memo`, which keeps its costly part (a
+  function of the first layer's arity-2 input only) for recently seen inputs and patches it for
+  inputs that differ in a few object pairs; the plan owns the memo, so it starts empty whenever
+  the weights change.
 
 The math is that of `agents.models.nlm.NLMLayer` (see there); only the order of some additions
 differs, so outputs agree to rounding (the tests compare the two paths). No gradients: `NLM` uses
@@ -29,7 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from agents.models.nlm_block3 import _block3_run
+from agents.models.nlm_block3_memo import Block3Memo
 from agents.models.nlm_kernels import _a2_run, _max_min_run
 
 if TYPE_CHECKING:
@@ -58,8 +62,14 @@ class _LowArity:
         self.bias = lin.bias.detach().numpy().copy()
 
     def __call__(
-        self, layer: NLMLayer, full: dict[int, np.ndarray], red: dict[int, Pair], mask: np.ndarray
+        self,
+        layer: NLMLayer,
+        full: dict[int, np.ndarray],
+        red: dict[int, Pair],
+        mask: np.ndarray,
+        dense: bool,
     ) -> np.ndarray | Pair:
+        """The output; ``dense``: every object of the batch is real (no masking needed)."""
         r = self.r
         parts = ([full[r]] if r in layer.in_channels else []) + (list(red[r + 1]) if r + 1 in red else [])
         shape = (*mask.shape[: r + 1], self.bias.shape[0])
@@ -71,9 +81,12 @@ class _LowArity:
         # terms constant over the objects: the bias and the expansion of the nullary input
         const = full[0] @ self.w_exp + self.bias if self.w_exp.shape[0] else self.bias
         if r in layer.reduce_outputs:  # ∃/∀ over the real objects before σ (σ is monotone)
-            valid = mask[:, :, None]
-            ex = np.where(valid, out, -np.inf).max(axis=1) + const
-            fa = np.where(valid, out, np.inf).min(axis=1) + const
+            if dense:
+                ex, fa = out.max(axis=1) + const, out.min(axis=1) + const
+            else:
+                valid = mask[:, :, None]
+                ex = np.where(valid, out, -np.inf).max(axis=1) + const
+                fa = np.where(valid, out, np.inf).min(axis=1) + const
             return _sigmoid(ex), _sigmoid(fa)
         y = out + (const[:, None, :] if r == 1 and const.ndim == 2 else const)
         return _sigmoid(y) if layer.activation else y
@@ -88,9 +101,11 @@ class InferencePlan:
         self.live = list(model.parameters())  # the Parameter objects, whose storage may be replaced
         self.params = [p.detach() for p in self.live]
         self.snapshot = self._snapshot()
+        self.block3 = Block3Memo()
 
-    def _snapshot(self) -> bytes:
-        return b"".join(p.numpy().tobytes() for p in self.params)
+    def _snapshot(self) -> Tensor:
+        # one concatenation: per-parameter conversions cost more than the comparison on small nets
+        return torch.cat([p.reshape(-1) for p in self.params])
 
     @classmethod
     def build(cls, model: NLM) -> InferencePlan | None:
@@ -127,20 +142,20 @@ class InferencePlan:
         """Whether this plan still describes ``model``: the same parameter storage (``.to()`` and
         ``.double()`` replace it) with the same values (an optimiser step or ``load_state_dict``
         changes them in place, possibly through ``.data``, which no version counter sees)."""
-        return (
-            all(p.data_ptr() == q.data_ptr() for p, q in zip(self.live, self.params, strict=True))
-            and self._snapshot() == self.snapshot
-        )
+        return all(
+            p.data_ptr() == q.data_ptr() for p, q in zip(self.live, self.params, strict=True)
+        ) and torch.equal(self._snapshot(), self.snapshot)
 
     def __call__(self, model: NLM, inputs: Mapping[str, Tensor], dtype: torch.dtype) -> Tensor:
         """The output ``[B, n_outputs]`` of ``model`` (which `current` accepts) on ``inputs``."""
         np_dtype = np.float32 if dtype == torch.float32 else np.float64
         mask_t = inputs["object_mask"].bool()
         mask = mask_t.numpy()
+        dense = mask.shape[1] > 0 and bool(mask.all())
         full: dict[int, np.ndarray] = {}
         for k in model.in_channels:
             x = inputs[f"arity{k}"].numpy().astype(np_dtype)
-            if k >= 1 and not mask.all():  # zero the padding (it may hold anything)
+            if k >= 1 and not dense:  # zero the padding (it may hold anything)
                 real = mask.reshape(mask.shape[0], *([1] * (k - 1)), -1)
                 for j in range(1, k):
                     real = real & mask.reshape(mask.shape[0], *([1] * (j - 1)), -1, *([1] * (k - j)))
@@ -156,7 +171,7 @@ class InferencePlan:
                 assert lazy_layer is not None
                 own = 3 in layer.out_channels
                 lin0, lin = lazy_layer.linears["3"], layer.linears["3"] if own else None
-                ex_t, fa_t, ex_y, fa_y = _block3_run(
+                ex_t, fa_t, ex_y, fa_y = self.block3(
                     torch.from_numpy(lazy),
                     lin0.weight,
                     lin0.bias,
@@ -165,16 +180,17 @@ class InferencePlan:
                     lin.bias if lin else None,
                     mask_t,
                     layer.exclude_self,
-                    False,
-                )[0]
-                red[3] = (ex_t.numpy(), fa_t.numpy())
+                )
+                red[3] = (ex_t, fa_t)
                 if own:
-                    out_red[3] = (ex_y.numpy(), fa_y.numpy())
+                    out_red[3] = (ex_y, fa_y)
                 lazy = None
             for r in layer.out_channels:
                 k = r + 1
                 if k in layer.in_channels and k not in red:
-                    if k == 1:
+                    if k == 1 and dense:
+                        red[1] = (full[1].max(1), full[1].min(1))
+                    elif k == 1:
                         valid = mask[:, :, None]
                         red[1] = (np.where(valid, full[1], 0.0).max(1), np.where(valid, full[1], 1.0).min(1))
                     else:
@@ -199,7 +215,7 @@ class InferencePlan:
                     else:
                         out_full[2] = out[0].numpy()
                 else:
-                    y = low[r](layer, full, red, mask)
+                    y = low[r](layer, full, red, mask, dense)
                     if isinstance(y, tuple):
                         out_red[r] = y
                     else:

@@ -132,10 +132,9 @@ def pad_lanes(channels: int) -> int:
 def as_array(t: Tensor, channels: int | None = None) -> np.ndarray:
     """``t`` as a C-contiguous array (no copy when it already is one), its last axis zero-padded
     to ``channels`` when given."""
-    t = t.detach()
-    if channels is not None and t.shape[-1] != channels:
-        t = torch.nn.functional.pad(t, (0, channels - t.shape[-1]))
-    return t.contiguous().numpy()
+    a = t.detach().contiguous().numpy()
+    # numpy's padding: torch's F.pad costs ~0.2 ms on the small tensors of one search expansion
+    return a if channels is None or a.shape[-1] == channels else pad_last(a, channels)
 
 
 _PACKED: dict[tuple, tuple[bytes, Any]] = {}

@@ -428,7 +428,8 @@ def lmcut_value(words, rt, w, goal_zone_detection, border_detection):
     return float(h)
 
 
-@njit(cache=True)
+# nogil: a learned heuristic computes its bound on a second thread during its forward pass
+@njit(cache=True, nogil=True)
 def lmcut_batch(states, rt, w, out, goal_zone_detection, border_detection):
     """LM-cut of every row of `states` into `out`."""
     for i in range(states.shape[0]):

@@ -187,14 +187,16 @@ def extract_plan(rt, w):
     return n
 
 
-@njit(cache=True)
+# nogil (both batch kernels): a learned heuristic computes its bound and residual base on a second
+# thread during its forward pass
+@njit(cache=True, nogil=True)
 def explore_batch(states, rt, additive, w, out):
     """hmax (additive=False) or hadd (additive=True) of every row of `states` into `out`."""
     for i in range(states.shape[0]):
         out[i] = explore(states[i], rt, additive, w)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ff_batch(states, rt, w, out, features, with_features):
     """hFF of every row into `out`; with `with_features`, also the linear model's features
     (goal count, hFF, total and mean delete effects of the relaxed plan) into `features`."""
