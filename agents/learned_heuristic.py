@@ -16,7 +16,7 @@ whose value is ``inf`` all the same.
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,25 +118,24 @@ class LearnedHeuristic:
     def batch(self, states: np.ndarray) -> np.ndarray:
         """Heuristic values of a (n, n_words) uint64 batch of this task's states."""
         states = np.ascontiguousarray(states)
-        pending: Future | None = None
-        if torch.get_num_threads() > 1:  # overlap the engine with the forward pass (module docstring)
+        overlap = torch.get_num_threads() > 1  # the engine beside the forward pass (module docstring)
+        if overlap:
             pending = _engine_pool().submit(self._engine, states)
             raw = self.trained.model(self._inputs(states))
             lower, base = pending.result()
-            live = np.isfinite(lower) if base is None else np.isfinite(lower) & np.isfinite(base)
         else:
             lower, base = self._engine(states)
-            live = np.isfinite(lower) if base is None else np.isfinite(lower) & np.isfinite(base)
-            if not live.any():
-                return np.full(len(states), np.inf)
-            raw = self.trained.model(self._inputs(np.ascontiguousarray(states[live])))
+        live = np.isfinite(lower) if base is None else np.isfinite(lower) & np.isfinite(base)
+        if overlap:
+            raw = raw[torch.from_numpy(live).to(raw.device)]
+        elif live.any():
+            raw = self.trained.model(self._inputs(states[live]))
         values = np.full(len(states), np.inf)
         if live.any():
-            rows = raw if pending is None else raw[torch.from_numpy(live).to(raw.device)]
             # the bounds are float32 values on the model side (as in training)
             lower_l = lower[live].astype(np.float32)
             base_l = base[live].astype(np.float32) if base is not None else None
-            values[live] = self.trained.head.heuristic_values(rows, lower_l, base_l, clip=self.clip)
+            values[live] = self.trained.head.heuristic_values(raw, lower_l, base_l, clip=self.clip)
         return values
 
     def __call__(self, state) -> float:

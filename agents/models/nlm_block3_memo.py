@@ -125,38 +125,23 @@ def _patch_q(pair, wq, ct, cp, n, pairs, q):
             _q_entry(pair, wq, ct, cp, n, m, a, b, tt, q)
 
 
-@njit(**INLINE)
-def _p_entry(q, pa, pb, cp, n, i, j, k, ob):
-    """``Q[i, j, k] + A'[j, k] + B'[i, k]`` (channels ``ob .. ob + 7``)."""
-    v = vadd(vload(q, ((i * n + j) * n + k) * cp + ob), vload(pa, (j * n + k) * cp + ob))
-    return vadd(v, vload(pb, (i * n + k) * cp + ob))
-
-
 @njit(**JIT)
 def _exists_p(q, pair2, b, objs, n, big_n, exclude_self, ex, fa):
     """∃ / ∀ over valid ``k`` of ``Y[i, j, k]``: ``σ(max_k (Q[i, j, k] + A'[j, k] + B'[i, k]) +
-    C'[i, j])`` and the min, into the padded ``[B, N, N, C_p]`` ``ex`` and ``fa``. The ``k`` run
-    as two interleaved halves (two max and two min chains: a max waits for the previous one's
-    result, so one chain leaves the core idle); max and min are exact, so the order changes no bit."""
+    C'[i, j])`` and the min, into the padded ``[B, N, N, C_p]`` ``ex`` and ``fa``."""
     pa, pb, pc = pair2
     cp = ex.shape[3]
-    half = (n + 1) // 2
     for i in range(n):
         for j in range(n):
             out = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
             for ob in range(0, cp, LANES):
-                mx0 = mx1 = vfill(q, -np.inf)
-                mn0 = mn1 = vfill(q, np.inf)
-                for t in range(half):
-                    k = t
-                    if not (exclude_self and (k == i or k == j)):  # noqa: SIM109 (numba)
-                        v = _p_entry(q, pa, pb, cp, n, i, j, k, ob)
-                        mx0, mn0 = vgt_select(v, mx0, v, mx0), vgt_select(mn0, v, v, mn0)
-                    k = t + half
-                    if k < n and not (exclude_self and (k == i or k == j)):  # noqa: SIM109 (numba)
-                        v = _p_entry(q, pa, pb, cp, n, i, j, k, ob)
-                        mx1, mn1 = vgt_select(v, mx1, v, mx1), vgt_select(mn1, v, v, mn1)
-                mx, mn = vgt_select(mx1, mx0, mx1, mx0), vgt_select(mn0, mn1, mn1, mn0)
+                mx, mn = vfill(q, -np.inf), vfill(q, np.inf)
+                for k in range(n):
+                    if exclude_self and (k == i or k == j):  # noqa: SIM109 (numba)
+                        continue
+                    v = vadd(vload(q, ((i * n + j) * n + k) * cp + ob), vload(pa, (j * n + k) * cp + ob))
+                    v = vadd(v, vload(pb, (i * n + k) * cp + ob))
+                    mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
                 post = vload(pc, (i * n + j) * cp + ob)
                 vstore(ex, out + ob, vsigmoid(vadd(mx, post)))
                 vstore(fa, out + ob, vsigmoid(vadd(mn, post)))
