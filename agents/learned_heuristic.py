@@ -7,10 +7,11 @@ the head's point estimate — N: μ, N+clip: max(μ, l), TN: E[x]. A state whose
 is infinite is a proven dead end and gets ``inf``.
 
 With more than one torch thread, the bound and the residual base are computed on a second thread
-while the forward pass runs (the heuristics' kernels release the GIL): on the few states of one
-search expansion the forward pass runs on one core, and this hides the heuristics' time (LM-cut
-takes about as long as the network on 30 objects). The forward pass then also covers dead ends,
-whose value is ``inf`` all the same.
+while the forward pass runs (the heuristics' kernels release the GIL), and the model's compiled
+kernels stay on the calling thread (`agents.models.nlm_kernels.inline_kernels`): on the few
+states of one search expansion this hides the heuristics' time (LM-cut takes a third of the
+network's on 30 objects), where splitting the forward pass over both cores gains less than the
+handover costs. The forward pass then also covers dead ends, whose value is ``inf`` all the same.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from agents.checkpoint import load_model_config, load_weights
 from agents.graphs import hypergraph_batch
 from agents.heads import Head, make_head
 from agents.models import make_model
+from agents.models.nlm_kernels import inline_kernels
 from pddlgym_sl.envs.encoders.nlm import NLMEncoder
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
@@ -121,7 +123,8 @@ class LearnedHeuristic:
         overlap = torch.get_num_threads() > 1  # the engine beside the forward pass (module docstring)
         if overlap:
             pending = _engine_pool().submit(self._engine, states)
-            raw = self.trained.model(self._inputs(states))
+            with inline_kernels():  # one core each: the model's kernels stay on this thread
+                raw = self.trained.model(self._inputs(states))
             lower, base = pending.result()
         else:
             lower, base = self._engine(states)

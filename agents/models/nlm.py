@@ -39,7 +39,8 @@ memory and the arity-3 ones materialise ``[B, N, N, N, C]`` tensors:
   in `agents.models.nlm_kernels`, one pass each way;
 * every kernel works over the real objects of each batch element only (padding costs nothing),
   with 8-lane SIMD over channels (`agents.models.nlm_simd`), on ``torch.get_num_threads()``
-  threads. Arities <= 1 stay in PyTorch (``[B, N, C]`` tensors are small).
+  threads. Arities <= 1 stay in PyTorch (``[B, N, C]`` tensors are small) when training; the
+  gradient-free path (`agents.models.nlm_infer`) compiles them too.
 
 Design choices:
 

@@ -40,9 +40,9 @@ terms of ``Y`` and the expansions as ``[B, N, N, N, C]`` tensors (and keep them 
   ``X, X'`` and the weights.
 
 The kernels release the GIL and run on batch slices in ``torch.get_num_threads()`` Python threads
-(`agents.models.nlm_kernels.parallel`). Channel counts are padded to multiples of 8 (zero
-weights); the generic PyTorch path of `agents.models.nlm` computes the same function (the tests
-compare the two).
+(`agents.models.nlm_kernels.parallel`; one inside `agents.models.nlm_kernels.inline_kernels`).
+Channel counts are padded to multiples of 8 (zero weights); the generic PyTorch path of
+`agents.models.nlm` computes the same function (the tests compare the two).
 """
 
 from __future__ import annotations

@@ -1,32 +1,33 @@
-r"""Inference-only NLM forward on the CPU: numpy for arities <= 1, the compiled kernels directly.
+r"""Inference-only NLM forward on the CPU: numpy arrays between compiled kernels, weights laid out once.
 
 Why: GBFS evaluates the few new successors of one expansion per call (2-3 states on average), and
 there the fused `agents.models.nlm.NLM.forward` is dominated by fixed per-call costs, not by the
 kernels: a few hundred small torch operations (each several microseconds: dispatch, autograd and
-version-counter bookkeeping), weight views rebuilt on every call, ``autograd.Function`` calls.
+version-counter bookkeeping), weight layouts looked up on every call, ``autograd.Function`` calls.
 `InferencePlan` computes the same function of a model whose layers the fused path covers
-(arity-3 tensors only as the lazy block of `agents.models.nlm_block3`, activated arity-2 outputs
-from `agents.models.nlm_kernels`):
+(arity-3 tensors only as the lazy block of `agents.models.nlm_block3`, activated arity-2
+outputs), with at most three compiled calls per layer:
 
-* the weights of the arity <= 1 outputs are split once into their own and expand blocks, as
-  numpy arrays, and rebuilt only when a parameter's values change (one comparison of all
-  parameters per call; the kernels' layouts are cached by `agents.models.nlm_kernels.packed`);
-* arity <= 1 outputs are a few numpy operations on ``[B, N, C]`` arrays (about a microsecond
-  each), arity-2 outputs and the masked reductions of arity 2 call the kernels' forward functions
-  without ``autograd.Function``;
+* the kernels' weight layouts are built once per plan, and the plan is rebuilt when a
+  parameter's values change (one comparison of all parameters per call);
+* a layer's arity <= 1 outputs (and the ∃/∀ they read) are one call of
+  `agents.models.nlm_low_arity.low_arity_forward`, its arity-2 output one call of the arity-2
+  kernel of `agents.models.nlm_kernels`;
 * the arity-3 block runs in `agents.models.nlm_block3_memo`, which keeps its costly part (a
   function of the first layer's arity-2 input only) for recently seen inputs and patches it for
   inputs that differ in a few object pairs; the plan owns the memo, so it starts empty whenever
   the weights change.
 
-The math is that of `agents.models.nlm.NLMLayer` (see there); only the order of some additions
-differs, so outputs agree to rounding (the tests compare the two paths). No gradients: `NLM` uses
-this path only when autograd records nothing.
+Hidden features travel between layers with their channel axis padded to the SIMD width (the
+padded lanes hold values that zero weight rows ignore); the raw inputs are read unpadded where
+the kernels allow it. The math is that of `agents.models.nlm.NLMLayer` (see there); only the order
+of some additions differs, so outputs agree to rounding (the tests compare the two paths). No
+gradients: `NLM` uses this path only when autograd records nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,7 +35,8 @@ import torch
 from torch import Tensor
 
 from agents.models.nlm_block3_memo import Block3Memo
-from agents.models.nlm_kernels import _a2_run, _max_min_run
+from agents.models.nlm_kernels import _a2_forward, _a2_weights, pad_lanes, pad_last, parallel, split_batch
+from agents.models.nlm_low_arity import low_arity_forward
 
 if TYPE_CHECKING:
     from agents.models.nlm import NLM, NLMLayer
@@ -44,52 +46,181 @@ __all__ = ["InferencePlan"]
 Pair = tuple[np.ndarray, np.ndarray]
 
 
-def _sigmoid(a: np.ndarray) -> np.ndarray:
-    """In-place logistic function of a float array (torch's, without numpy's overflow warnings)."""
-    torch.from_numpy(a).sigmoid_()
-    return a
+def _pad8(c: int) -> int:
+    """``c`` rounded up to a multiple of the SIMD width (0 stays 0: an absent input)."""
+    return pad_lanes(c) if c else 0
 
 
-class _LowArity:
-    """The arity-``r`` (0 or 1) linear map of one layer: own weight ``[C_own, C_o]``, expand weight
-    ``[C_exp, C_o]`` (arity 1 only) and bias, as numpy arrays (``r! = 1`` permutation)."""
+def _pad_columns(w: np.ndarray, groups: Sequence[tuple[int, int]], perms: int) -> np.ndarray:
+    """The linear weight ``w`` (``[C_o, perms * sum(true)]``, permutation-major) with each input
+    group's columns (``(true, actual)`` channels) zero-padded to its width in the arrays read."""
+    co = w.shape[0]
+    blocks = w.reshape(co, perms, -1)
+    out = np.zeros((co, perms, sum(a for _, a in groups)), w.dtype)
+    src = dst = 0
+    for true, actual in groups:
+        out[:, :, dst : dst + true] = blocks[:, :, src : src + true]
+        src, dst = src + true, dst + actual
+    return out.reshape(co, -1)
 
-    def __init__(self, layer: NLMLayer, r: int):
-        lin = layer.linears[str(r)]
-        c_exp, _ = layer._parts[r]
-        w = lin.weight.detach().numpy()
-        self.r, self.w_exp, self.w_own = r, w[:, :c_exp].T.copy(), w[:, c_exp:].T.copy()
-        self.bias = lin.bias.detach().numpy().copy()
+
+def _true(a: np.ndarray, c: int) -> np.ndarray:
+    """``a`` with only its first ``c`` channels (a copy only when it has more)."""
+    return a if a.shape[-1] == c else np.ascontiguousarray(a[..., :c])
+
+
+class _Layer:
+    """One layer's work in the plan: which inputs it reads in which form, its weights in the
+    kernels' layouts, and the memo when it consumes a lazy arity-3 input.
+
+    Args:
+        layer: the layer. first: it is the network's first (its inputs are the raw, unpadded
+            ones). full, red: the true channels of its inputs given in full / reduced. memo: the
+            arity-3 block it consumes (None without a lazy arity-3 input).
+    """
+
+    def __init__(
+        self,
+        layer: NLMLayer,
+        first: bool,
+        full: Mapping[int, int],
+        red: Mapping[int, int],
+        memo: Block3Memo | None,
+    ):
+        self.layer, self.first, self.memo = layer, first, memo
+        self.full, self.red = dict(full), dict(red)
+        outs = layer.out_channels
+        self.lazy3 = 3 in outs and memo is None  # the next layer's memo builds it
+        dt = layer.linears[str(next(iter(outs)))].weight.dtype
+        self.dtype = np.float32 if dt == torch.float32 else np.float64
+        self.low = self._low_weights() if outs.keys() & {0, 1} else None
+        self.a2 = self._a2_layout() if 2 in outs else None
+
+    def _in(self, k: int) -> int:
+        return self.full.get(k, self.red.get(k, 0))
+
+    def _low_weights(self) -> tuple:
+        layer = self.layer
+        c0, c1, c2 = self._in(0), self._in(1), self._in(2)
+        co1, co0 = pad_lanes(layer.out_channels.get(1, 1)), pad_lanes(layer.out_channels.get(0, 1))
+        dummy_w, dummy_b = np.zeros((1, 8), self.dtype), np.zeros(8, self.dtype)
+        v1, w1, b1 = dummy_w, dummy_w, dummy_b
+        if 1 in layer.out_channels:
+            lin = layer.linears["1"]
+            groups = [(c0, _pad8(c0)), (c1, _pad8(c1)), (c2, _pad8(c2)), (c2, _pad8(c2))]
+            cols = _pad_columns(lin.weight.detach().numpy(), groups, 1)
+            v1 = pad_last(cols[:, : _pad8(c0)].T, co1)
+            w1 = pad_last(cols[:, _pad8(c0) :].T, co1)
+            b1 = pad_last(lin.bias.detach().numpy(), co1)
+        w0, b0 = dummy_w, dummy_b
+        if 0 in layer.out_channels:
+            lin = layer.linears["0"]
+            groups = [(c0, _pad8(c0)), (c1, _pad8(c1)), (c1, _pad8(c1))]
+            w0 = pad_last(_pad_columns(lin.weight.detach().numpy(), groups, 1).T, co0)
+            b0 = pad_last(lin.bias.detach().numpy(), co0)
+        flags = (
+            1 in layer.out_channels,
+            1 in layer.reduce_outputs,
+            layer.activation,
+            0 in layer.out_channels,
+            layer.activation,
+        )
+        return (v1, w1, b1, w0, b0), flags
+
+    def _a2_layout(self) -> tuple:
+        """``(we, wo, bias)`` of `agents.models.nlm_kernels._a2_forward` and the parts' offsets;
+        the raw inputs of the first layer are read unpadded, every hidden feature padded."""
+
+        def width(c: int) -> int:
+            return c if self.first else _pad8(c)
+
+        lin = self.layer.linears["2"]
+        c1 = self.full.get(1, 0)
+        groups = [(c1, width(c1))]  # the expanded X_1, then the own parts: X_2, ∃X_3, ∀X_3
+        if 2 in self.full:
+            groups.append((self.full[2], width(self.full[2])))
+        if 3 in self.red:  # from the arity-3 block: always padded
+            groups += [(self.red[3], _pad8(self.red[3]))] * 2
+        cols = _pad_columns(lin.weight.detach().numpy(), groups, 2)
+        offs = np.cumsum([0, *(a for _, a in groups[1:]), 0, 0, 0])[:4].astype(np.int64)
+        we, wo, _, _ = _a2_weights(cols, width(c1), tuple(int(o) for o in offs))
+        bias = pad_last(lin.bias.detach().numpy(), pad_lanes(lin.bias.shape[0]))
+        return (we, wo, bias), offs
 
     def __call__(
         self,
-        layer: NLMLayer,
         full: dict[int, np.ndarray],
+        raw: dict[int, np.ndarray],
         red: dict[int, Pair],
+        lazy: np.ndarray | None,
         mask: np.ndarray,
-        dense: bool,
-    ) -> np.ndarray | Pair:
-        """The output; ``dense``: every object of the batch is real (no masking needed)."""
-        r = self.r
-        parts = ([full[r]] if r in layer.in_channels else []) + (list(red[r + 1]) if r + 1 in red else [])
-        shape = (*mask.shape[: r + 1], self.bias.shape[0])
-        if parts:
-            z = np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0]
-            out = (z.reshape(-1, z.shape[-1]) @ self.w_own).reshape(shape)  # 2-D: one BLAS call
-        else:
-            out = np.zeros(shape, self.bias.dtype)
-        # terms constant over the objects: the bias and the expansion of the nullary input
-        const = full[0] @ self.w_exp + self.bias if self.w_exp.shape[0] else self.bias
-        if r in layer.reduce_outputs:  # ∃/∀ over the real objects before σ (σ is monotone)
-            if dense:
-                ex, fa = out.max(axis=1) + const, out.min(axis=1) + const
+    ) -> tuple[dict[int, np.ndarray], dict[int, Pair], np.ndarray | None]:
+        """This layer's outputs ``(full, reduced, lazy arity-3 input of the next layer)``."""
+        layer, dt = self.layer, self.dtype
+        nb, big_n = mask.shape
+        excl = bool(layer.exclude_self)
+        out_full: dict[int, np.ndarray] = {}
+        out_red: dict[int, Pair] = {}
+        if self.memo is not None:
+            assert lazy is not None
+            x2 = _true(full[2], self.full[2]) if self.memo.cp else None
+            blocks = self.memo(lazy, x2, mask, excl)
+            red = {**red, 3: (blocks[0], blocks[1])}
+            if len(blocks) == 4:
+                out_red[3] = (blocks[2], blocks[3])
+        src = raw if self.first else full  # what the arity-2 kernel reads
+        if self.a2 is not None:
+            (we, wo, bias), offs = self.a2
+            x1 = src[1] if 1 in self.full else np.zeros((1, 1, 0), dt)
+            dummy = np.zeros((1, 1, 1, 1), dt)
+            parts = ([src[2]] if 2 in self.full else []) + (list(red[3]) if 3 in self.red else [])
+            parts3 = (*parts, dummy, dummy)[:3]
+            reduce = 2 in layer.reduce_outputs
+            co8 = bias.shape[0]
+            y_shape, red_shape = (
+                ((1, 1, 1, co8), (nb, big_n, co8)) if reduce else ((nb, big_n, big_n, co8), (1, 1, co8))
+            )
+            outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
+            args = (x1, parts3, offs, (we, wo, bias), mask, excl, reduce, outs)
+            parallel([lambda lo=lo, hi=hi: _a2_forward(lo, hi, *args) for lo, hi in split_batch(mask, 2)])
+            if reduce:
+                out_red[2] = (outs[1], outs[2])
             else:
-                valid = mask[:, :, None]
-                ex = np.where(valid, out, -np.inf).max(axis=1) + const
-                fa = np.where(valid, out, np.inf).min(axis=1) + const
-            return _sigmoid(ex), _sigmoid(fa)
-        y = out + (const[:, None, :] if r == 1 and const.ndim == 2 else const)
-        return _sigmoid(y) if layer.activation else y
+                out_full[2] = outs[0]
+        if self.low is not None:
+            weights, flags = self.low
+            out1, reduce1, _, out0, _ = flags
+
+            def arr(shape: tuple[int, ...], used: bool) -> np.ndarray:
+                return np.empty(shape if used else (1,) * (len(shape) - 1) + (8,), dt)
+
+            def given(k: int, dims: int) -> np.ndarray:
+                return full[k] if k in self.full else np.empty((1,) * dims + (0,), dt)
+
+            def given_red(k: int, dims: int) -> Pair:
+                return red[k] if k in self.red else (np.empty((1,) * dims + (0,), dt),) * 2
+
+            co1, co0 = weights[2].shape[0], weights[4].shape[0]
+            y1 = arr((nb, big_n, co1), out1 and not reduce1)
+            e1, f1 = arr((nb, co1), out1 and reduce1), arr((nb, co1), out1 and reduce1)
+            y0 = arr((nb, co0), out0)
+            xs = (given(0, 1), given(1, 2), given(2, 3))
+            reds = (*given_red(1, 1), *given_red(2, 2))
+            args = (xs, reds, mask, excl, weights, flags, (y1, e1, f1, y0))
+            parallel(
+                [lambda lo=lo, hi=hi: low_arity_forward(lo, hi, *args) for lo, hi in split_batch(mask, 2)]
+            )
+            if out1:
+                if reduce1:
+                    out_red[1] = (e1, f1)
+                else:
+                    out_full[1] = y1
+            if out0:
+                out_full[0] = y0
+        next_lazy = None
+        if self.lazy3:  # built from expansions of this layer's arity-2 input, by the next layer's memo
+            next_lazy = raw[2] if self.first else _true(full[2], self.full[2])
+        return out_full, out_red, next_lazy
 
 
 class InferencePlan:
@@ -97,15 +228,34 @@ class InferencePlan:
     which returns None for a network outside the fused path's cover."""
 
     def __init__(self, model: NLM):
-        self.low = [{r: _LowArity(layer, r) for r in layer.out_channels if r <= 1} for layer in model.layers]
         self.live = list(model.parameters())  # the Parameter objects, whose storage may be replaced
-        self.params = [p.detach() for p in self.live]
-        self.snapshot = self._snapshot()
-        self.block3 = Block3Memo()
-
-    def _snapshot(self) -> Tensor:
-        # one concatenation: per-parameter conversions cost more than the comparison on small nets
-        return torch.cat([p.reshape(-1) for p in self.params])
+        self.ptrs = [p.data_ptr() for p in self.live]
+        self.views = [p.detach().numpy().reshape(-1) for p in self.live]  # share the parameters' memory
+        self.snapshot = np.concatenate(self.views)
+        self.scratch = np.empty_like(self.snapshot)
+        self.in_channels = dict(model.in_channels)
+        self.n_outputs = model.n_outputs
+        self.layers: list[_Layer] = []
+        full, red = dict(model.in_channels), {}
+        lazy_layer: NLMLayer | None = None
+        for d, layer in enumerate(model.layers):
+            memo = None
+            if lazy_layer is not None:
+                lin0 = lazy_layer.linears["3"]
+                own = layer.linears["3"] if 3 in layer.out_channels else None
+                memo = Block3Memo(
+                    lin0.weight.detach().numpy(),
+                    lin0.bias.detach().numpy(),
+                    own.weight.detach().numpy() if own is not None else None,
+                    own.bias.detach().numpy() if own is not None else None,
+                )
+                red[3] = lin0.weight.shape[0]
+            plan = _Layer(layer, d == 0, full, red, memo)
+            self.layers.append(plan)
+            lazy_layer = layer if plan.lazy3 else None
+            outs = layer.out_channels
+            full = {r: c for r, c in outs.items() if r < 3 and r not in layer.reduce_outputs}
+            red = {r: c for r, c in outs.items() if r in layer.reduce_outputs}
 
     @classmethod
     def build(cls, model: NLM) -> InferencePlan | None:
@@ -138,87 +288,38 @@ class InferencePlan:
             lazy_in = lazy_out
         return cls(model)
 
+    @property
+    def block3(self) -> Block3Memo | None:
+        """The network's arity-3 memo (None without an arity-3 block)."""
+        return next((layer.memo for layer in self.layers if layer.memo is not None), None)
+
     def current(self, model: NLM) -> bool:
         """Whether this plan still describes ``model``: the same parameter storage (``.to()`` and
         ``.double()`` replace it) with the same values (an optimiser step or ``load_state_dict``
         changes them in place, possibly through ``.data``, which no version counter sees)."""
-        return all(
-            p.data_ptr() == q.data_ptr() for p, q in zip(self.live, self.params, strict=True)
-        ) and torch.equal(self._snapshot(), self.snapshot)
+        if any(p.data_ptr() != ptr for p, ptr in zip(self.live, self.ptrs, strict=True)):
+            return False
+        np.concatenate(self.views, out=self.scratch)  # the views read the parameters' memory
+        return bool(np.array_equal(self.scratch, self.snapshot))
 
     def __call__(self, model: NLM, inputs: Mapping[str, Tensor], dtype: torch.dtype) -> Tensor:
         """The output ``[B, n_outputs]`` of ``model`` (which `current` accepts) on ``inputs``."""
         np_dtype = np.float32 if dtype == torch.float32 else np.float64
-        mask_t = inputs["object_mask"].bool()
-        mask = mask_t.numpy()
+        mask = inputs["object_mask"].numpy().astype(bool)
         dense = mask.shape[1] > 0 and bool(mask.all())
+        raw: dict[int, np.ndarray] = {}
         full: dict[int, np.ndarray] = {}
-        for k in model.in_channels:
+        for k in self.in_channels:
             x = inputs[f"arity{k}"].numpy().astype(np_dtype)
             if k >= 1 and not dense:  # zero the padding (it may hold anything)
                 real = mask.reshape(mask.shape[0], *([1] * (k - 1)), -1)
                 for j in range(1, k):
                     real = real & mask.reshape(mask.shape[0], *([1] * (j - 1)), -1, *([1] * (k - j)))
                 x = np.where(real[..., None], x, np_dtype(0))
-            full[k] = x
+            raw[k] = np.ascontiguousarray(x)
+            full[k] = pad_last(raw[k], _pad8(x.shape[-1]))
         red: dict[int, Pair] = {}
-        lazy: np.ndarray | None = None  # the arity-2 input of a lazy arity-3 output
-        lazy_layer: NLMLayer | None = None
-        for layer, low in zip(model.layers, self.low, strict=True):
-            out_full: dict[int, np.ndarray] = {}
-            out_red: dict[int, Pair] = {}
-            if lazy is not None:
-                assert lazy_layer is not None
-                own = 3 in layer.out_channels
-                lin0, lin = lazy_layer.linears["3"], layer.linears["3"] if own else None
-                ex_t, fa_t, ex_y, fa_y = self.block3(
-                    torch.from_numpy(lazy),
-                    lin0.weight,
-                    lin0.bias,
-                    torch.from_numpy(full[2]) if own else None,
-                    lin.weight if lin else None,
-                    lin.bias if lin else None,
-                    mask_t,
-                    layer.exclude_self,
-                )
-                red[3] = (ex_t, fa_t)
-                if own:
-                    out_red[3] = (ex_y, fa_y)
-                lazy = None
-            for r in layer.out_channels:
-                k = r + 1
-                if k in layer.in_channels and k not in red:
-                    if k == 1 and dense:
-                        red[1] = (full[1].max(1), full[1].min(1))
-                    elif k == 1:
-                        valid = mask[:, :, None]
-                        red[1] = (np.where(valid, full[1], 0.0).max(1), np.where(valid, full[1], 1.0).min(1))
-                    else:
-                        mx, mn, _ = _max_min_run(
-                            torch.from_numpy(full[k]), mask_t, layer.exclude_self, 0.0, 1.0
-                        )
-                        red[k] = (mx.numpy(), mn.numpy())
-            for r in layer.out_channels:
-                if r in out_red:
-                    continue
-                if r == 3:
-                    lazy, lazy_layer = full[2], layer
-                elif r == 2:
-                    parts = ([full[2]] if 2 in layer.in_channels else []) + (list(red[3]) if 3 in red else [])
-                    lin = layer.linears["2"]
-                    x1 = torch.from_numpy(full[1]) if 1 in layer.in_channels else None
-                    p0, p1, p2 = [*(torch.from_numpy(p) for p in parts), None, None][:3]
-                    reduce = r in layer.reduce_outputs
-                    out = _a2_run(x1, p0, p1, p2, lin.weight, lin.bias, mask_t, layer.exclude_self, reduce)[0]
-                    if reduce:
-                        out_red[2] = (out[0].numpy(), out[1].numpy())
-                    else:
-                        out_full[2] = out[0].numpy()
-                else:
-                    y = low[r](layer, full, red, mask, dense)
-                    if isinstance(y, tuple):
-                        out_red[r] = y
-                    else:
-                        out_full[r] = y
-            full, red = out_full, out_red
-        return torch.from_numpy(np.ascontiguousarray(full[0]))
+        lazy: np.ndarray | None = None
+        for layer in self.layers:
+            full, red, lazy = layer(full, raw, red, lazy, mask)
+        return torch.from_numpy(np.ascontiguousarray(full[0][:, : self.n_outputs]))

@@ -15,15 +15,18 @@ the same function as the generic PyTorch path (the tests compare both); a gradie
 selected entry of a max or min, as there.
 
 The kernels release the GIL: `parallel` runs them on batch slices (`split_batch`) in
-``torch.get_num_threads()`` Python threads (no second OpenMP runtime beside PyTorch's). The
+``torch.get_num_threads()`` Python threads (no second OpenMP runtime beside PyTorch's), or on the
+calling thread alone inside `inline_kernels`. The
 arity-3 block of the first two layers lives in `agents.models.nlm_block3`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -53,6 +56,8 @@ __all__ = [
     "arity2_output",
     "as_array",
     "fill_padding",
+    "inline_kernels",
+    "kernel_threads",
     "masked_max_min",
     "needs_grad",
     "packed",
@@ -90,11 +95,34 @@ def needs_grad(*tensors: Tensor | None) -> bool:
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
+_LOCAL = threading.local()  # .inline: this thread runs the kernels itself (`inline_kernels`)
+
+
+def kernel_threads() -> int:
+    """Threads the kernels may use from the calling thread: ``torch.get_num_threads()``, or 1
+    inside `inline_kernels`."""
+    return 1 if getattr(_LOCAL, "inline", False) else torch.get_num_threads()
+
+
+@contextlib.contextmanager
+def inline_kernels() -> Iterator[None]:
+    """Run the kernels called from this thread on this thread only, whatever
+    ``torch.get_num_threads()`` says: for a caller that keeps the other cores busy with its own
+    work (`agents.learned_heuristic` computes the search's bounds beside the forward pass), where
+    handing batch slices to pool threads would make three threads share two cores."""
+    before = getattr(_LOCAL, "inline", False)
+    _LOCAL.inline = True
+    try:
+        yield
+    finally:
+        _LOCAL.inline = before
+
+
 def parallel(jobs: list[Callable[[], Any]]) -> None:
-    """Run zero-argument callables (GIL-free kernels) on ``torch.get_num_threads()`` threads;
-    inline when there is one thread or one job."""
+    """Run zero-argument callables (GIL-free kernels) on `kernel_threads` threads; inline when
+    there is one thread or one job."""
     global _POOL
-    threads = min(torch.get_num_threads(), len(jobs))
+    threads = min(kernel_threads(), len(jobs))
     if threads <= 1:
         for job in jobs:
             job()
@@ -110,10 +138,10 @@ def parallel(jobs: list[Callable[[], Any]]) -> None:
 
 def split_batch(mask: np.ndarray, power: int) -> list[tuple[int, int]]:
     """``[lo, hi)`` batch slices of about equal work ``n_real**power`` per batch row: one when
-    ``torch.get_num_threads()`` is 1 or the batch is small, else a few per thread (at least 2 rows
-    and `_MIN_SLICE_WORK` each)."""
+    `kernel_threads` is 1 or the batch is small, else a few per thread (at least 2 rows and
+    `_MIN_SLICE_WORK` each)."""
     nb = mask.shape[0]
-    threads = torch.get_num_threads()
+    threads = kernel_threads()
     if threads <= 1 or nb < 4:
         return [(0, nb)]
     work = np.cumsum(mask.sum(1).astype(np.float64) ** power + 1.0)
