@@ -628,3 +628,33 @@ def test_block3_memo_reuse_and_patch_are_exact(dtype, exclude_self):
         for a, f, t in zip(out, alone, again, strict=True):
             np.testing.assert_array_equal(a[rows], f[..., : a.shape[-1]])
             np.testing.assert_array_equal(a[rows], t[..., : a.shape[-1]])
+
+
+def test_inline_kernels_keep_the_work_on_the_calling_thread():
+    """Inside `inline_kernels` the kernels' batch slices run on the calling thread (the search's
+    bounds use the other core), and the outputs are the same as with the pool."""
+    import threading
+
+    from agents.models.nlm_kernels import inline_kernels, kernel_threads, parallel, split_batch
+
+    mask = np.ones((64, 30), bool)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert kernel_threads() == 2 and len(split_batch(mask, 2)) > 1
+        with inline_kernels():
+            assert kernel_threads() == 1 and split_batch(mask, 2) == [(0, 64)]
+            seen: list[threading.Thread] = []
+            parallel([lambda: seen.append(threading.current_thread())] * 3)
+            assert seen == [threading.current_thread()] * 3
+            torch.manual_seed(2)
+            model = NLM(FERRY_CHANNELS, n_outputs=2)
+            inputs = random_nlm_input(32, 24, FERRY_CHANNELS, seed=4, n_real=[24, 20] * 16)
+            assert len(split_batch(inputs["object_mask"].bool().numpy(), 2)) == 1
+            with torch.inference_mode():
+                inline = model(inputs)
+        assert kernel_threads() == 2 and len(split_batch(inputs["object_mask"].bool().numpy(), 2)) > 1
+        with torch.inference_mode():
+            torch.testing.assert_close(model(inputs), inline, rtol=0, atol=0)
+    finally:
+        torch.set_num_threads(threads)

@@ -516,14 +516,14 @@ class NLM(nn.Module):
 
     def forward(self, inputs: Mapping[str, Tensor]) -> Tensor:
         dtype = self.layers[-1].linears["0"].weight.dtype
-        mask = inputs["object_mask"].bool()
         fused = self.fused
         if fused is None:
-            fused = mask.device.type == "cpu" and dtype in (torch.float32, torch.float64)
+            fused = inputs["object_mask"].device.type == "cpu" and dtype in (torch.float32, torch.float64)
         if fused and not _records_grad(self, inputs):
             plan = self._inference_plan()
             if plan is not None:
                 return plan(self, inputs, dtype)
+        mask = inputs["object_mask"].bool()
         valid = _Lazy(lambda k: self._valid(mask, k))  # the fused kernels read the mask instead
         full: dict[int, Tensor] = {}
         for k in self.in_channels:
