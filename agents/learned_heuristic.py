@@ -9,7 +9,7 @@ is infinite is a proven dead end and gets ``inf``.
 With more than one torch thread, the bound and the residual base are computed on a second thread
 while the forward pass runs (the heuristics' kernels release the GIL), and the model's compiled
 kernels stay on the calling thread (`agents.models.nlm_kernels.inline_kernels`): on the few
-states of one search expansion this hides the heuristics' time (LM-cut takes a third of the
+states of one search expansion this hides the heuristics' time (LM-cut takes about a quarter of the
 network's on 30 objects), where splitting the forward pass over both cores gains less than the
 handover costs. The forward pass then also covers dead ends, whose value is ``inf`` all the same.
 """

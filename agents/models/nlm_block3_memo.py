@@ -22,12 +22,14 @@ and a byte budget) and, for the ``X`` of a new state:
 
 * an entry with the same ``X``: its ``Q`` is reused as it is;
 * a recent entry whose ``X`` differs on few object pairs: its ``Q`` is copied and recomputed on
-  the triples that hold a changed pair (`_patch_q`);
+  the triples that hold a changed pair (`_patch_q`), its ∃T / ∀T on the rows ``(i, j)`` where
+  ``i`` or ``j`` belongs to a changed pair (`_exists_t_rows`);
 * otherwise ``Q`` is computed in full (`_full_q`, the blocked products of `_gh_rows`).
 
 Every entry of ``Q`` is computed by the same sequence of floating-point operations whichever way
 it is obtained (``T`` as in `_sigmoid_t`, then two fused multiply-add chains in the same order and
-one addition), so the outputs are a function of the state alone, bit for bit: they do not depend
+one addition), and so is every row of ∃T / ∀T (`_row_max_min`), so the outputs are a function of
+the state alone, bit for bit: they do not depend
 on what was evaluated before, and a search with a learned heuristic stays deterministic. They
 agree with `agents.models.nlm_block3._block3_run` to rounding (the additions of ``A'`` and ``B'``
 come in another order); the tests compare the two.
