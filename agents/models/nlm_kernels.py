@@ -16,8 +16,8 @@ selected entry of a max or min, as there.
 
 The kernels release the GIL: `parallel` runs them on batch slices (`split_batch`) in
 ``torch.get_num_threads()`` Python threads (no second OpenMP runtime beside PyTorch's), or on the
-calling thread alone inside `inline_kernels`. The
-arity-3 block of the first two layers lives in `agents.models.nlm_block3`.
+calling thread alone inside `inline_kernels`. The arity-3 block of the first two layers lives in
+`agents.models.nlm_block3`.
 """
 
 from __future__ import annotations
