@@ -300,18 +300,19 @@ class Block3Memo:
         """Copies of ``(Q, ∃T, ∀T)`` of the most recent entries' closest ``X`` (fewest differing
         entries), and the ordered object pairs where the two differ (closed under swapping); None
         when computing them in full is cheaper."""
-        best: tuple[int, tuple[np.ndarray, ...]] | None = None
+        best: tuple[int, np.ndarray, tuple[np.ndarray, ...]] | None = None
         for seen, entry in enumerate(reversed(self._entries.values())):
             if seen == self.candidates:
                 break
             if entry[0].shape == xc.shape:
-                count = np.count_nonzero(entry[0] != xc)
+                diff = entry[0] != xc
+                count = np.count_nonzero(diff)
                 if best is None or count < best[0]:
-                    best = (count, entry)
+                    best = (count, diff, entry)
         if best is None:
             return None
-        x_old, q_old, ex_t, fa_t = best[1]
-        changed = (x_old != xc).any(axis=-1)
+        _, diff, (_, q_old, ex_t, fa_t) = best
+        changed = diff.any(axis=-1)
         changed |= changed.T
         pairs = np.argwhere(changed)
         # a patched triple computes six T rows where a full Q computes one per triple, and each

@@ -93,6 +93,9 @@ class _Layer:
         self.lazy3 = 3 in outs and memo is None  # the next layer's memo builds it
         dt = layer.linears[str(next(iter(outs)))].weight.dtype
         self.dtype = np.float32 if dt == torch.float32 else np.float64
+        # stand-ins for absent inputs, never written: 0 channels with 0-3 leading axes, an empty part
+        self.absent = tuple(np.empty((1,) * d + (0,), self.dtype) for d in range(4))
+        self.no_part = np.zeros((1, 1, 1, 1), self.dtype)
         self.low = self._low_weights() if outs.keys() & {0, 1} else None
         self.a2 = self._a2_layout() if 2 in outs else None
 
@@ -118,13 +121,8 @@ class _Layer:
             groups = [(c0, _pad8(c0)), (c1, _pad8(c1)), (c1, _pad8(c1))]
             w0 = pad_last(_pad_columns(lin.weight.detach().numpy(), groups, 1).T, co0)
             b0 = pad_last(lin.bias.detach().numpy(), co0)
-        flags = (
-            1 in layer.out_channels,
-            1 in layer.reduce_outputs,
-            layer.activation,
-            0 in layer.out_channels,
-            layer.activation,
-        )
+        outs = layer.out_channels
+        flags = (1 in outs, 1 in layer.reduce_outputs, 0 in outs, layer.activation)
         return (v1, w1, b1, w0, b0), flags
 
     def _a2_layout(self) -> tuple:
@@ -171,10 +169,9 @@ class _Layer:
         src = raw if self.first else full  # what the arity-2 kernel reads
         if self.a2 is not None:
             (we, wo, bias), offs = self.a2
-            x1 = src[1] if 1 in self.full else np.zeros((1, 1, 0), dt)
-            dummy = np.zeros((1, 1, 1, 1), dt)
+            x1 = src[1] if 1 in self.full else self.absent[2]
             parts = ([src[2]] if 2 in self.full else []) + (list(red[3]) if 3 in self.red else [])
-            parts3 = (*parts, dummy, dummy)[:3]
+            parts3 = (*parts, self.no_part, self.no_part)[:3]
             reduce = 2 in layer.reduce_outputs
             co8 = bias.shape[0]
             y_shape, red_shape = (
@@ -189,16 +186,16 @@ class _Layer:
                 out_full[2] = outs[0]
         if self.low is not None:
             weights, flags = self.low
-            out1, reduce1, _, out0, _ = flags
+            out1, reduce1, out0, _ = flags
 
             def arr(shape: tuple[int, ...], used: bool) -> np.ndarray:
                 return np.empty(shape if used else (1,) * (len(shape) - 1) + (8,), dt)
 
             def given(k: int, dims: int) -> np.ndarray:
-                return full[k] if k in self.full else np.empty((1,) * dims + (0,), dt)
+                return full[k] if k in self.full else self.absent[dims]
 
             def given_red(k: int, dims: int) -> Pair:
-                return red[k] if k in self.red else (np.empty((1,) * dims + (0,), dt),) * 2
+                return red[k] if k in self.red else (self.absent[dims],) * 2
 
             co1, co0 = weights[2].shape[0], weights[4].shape[0]
             y1 = arr((nb, big_n, co1), out1 and not reduce1)

@@ -13,8 +13,8 @@ cost: more than the arithmetic. `low_arity_forward` does all of one layer's in o
 (the same function as `agents.models.nlm.NLMLayer` at arities 0 and 1: one permutation each; ∃/∀
 over the real objects, ``z != a`` for ``∃X_2[a]`` with ``exclude_self``, 0 / 1 when empty). With
 ``reduce1`` the arity-1 output is returned as ``σ(max_a (own part) + b_1 + X_0 V_1)`` and the min,
-as `NLMLayer` does for an output that the next layer only reduces; without ``act0`` the nullary
-output is the raw linear map (the output layer).
+as `NLMLayer` does for an output that the next layer only reduces; without ``act`` (the output
+layer) the outputs are the raw linear maps.
 
 Layouts (`agents.models.nlm_infer` builds them): channel axes are padded to multiples of the SIMD
 width, with zero weight rows for padded input channels (an absent input has 0 channels); an
@@ -65,14 +65,15 @@ def low_arity_forward(lo, hi, xs, reds, mask, exclude_self, weights, flags, outs
         reds: ``(e1, f1 [B, C1'], e2, f2 [B, N, C2'])``, inputs given reduced.
         weights: ``(v1 [C0, Co1], w1 [C1 + 2 C2'', Co1], b1 [Co1], w0 [C0 + 2 C1'', Co0], b0 [Co0])``
             with ``C2''`` the channels of whichever form of ``X_2`` is present (same for ``X_1``).
-        flags: ``(out1, reduce1, act1, out0, act0)``: which outputs, reduced, activated.
+        flags: ``(out1, reduce1, out0, act)``: which outputs, arity 1 reduced, activated (a
+            layer activates all of its outputs or none).
         outs: ``(y1 [B, N, Co1], e1 [B, Co1], f1 [B, Co1], y0 [B, Co0])``; ``y1`` is written on real
             objects only.
     """
     x0, x1, x2 = xs
     r1e, r1f, r2e, r2f = reds
     v1, w1, b1, w0, b0 = weights
-    out1, reduce1, act1, out0, act0 = flags
+    out1, reduce1, out0, act = flags
     y1, e1, f1, y0 = outs
     big_n = mask.shape[1]
     c0n, c1n, c2n = x0.shape[1], x1.shape[2], x2.shape[3]
@@ -110,7 +111,7 @@ def low_arity_forward(lo, hi, xs, reds, mask, exclude_self, weights, flags, outs
                         mx, mn = vgt_select(own, mx, own, mx), vgt_select(mn, own, own, mn)
                     else:
                         y = vadd(own, const)
-                        vstore(y1, (b * big_n + objs[t]) * co1 + ob, vsigmoid(y) if act1 else y)
+                        vstore(y1, (b * big_n + objs[t]) * co1 + ob, vsigmoid(y) if act else y)
                 if reduce1:
                     vstore(e1, b * co1 + ob, vsigmoid(vadd(mx, const)))
                     vstore(f1, b * co1 + ob, vsigmoid(vadd(mn, const)))
@@ -125,4 +126,4 @@ def low_arity_forward(lo, hi, xs, reds, mask, exclude_self, weights, flags, outs
             for ob in range(0, co0, LANES):
                 acc = _matvec(x0, b * c0n, c0n, w0, 0, co0, ob, vload(b0, ob))
                 acc = _matvec(red1, 0, 2 * c1r, w0, c0n, co0, ob, acc)
-                vstore(y0, b * co0 + ob, vsigmoid(acc) if act0 else acc)
+                vstore(y0, b * co0 + ob, vsigmoid(acc) if act else acc)
