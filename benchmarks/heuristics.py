@@ -29,17 +29,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from pyperplan.grounding import ground
 from pyperplan.heuristics.blind import BlindHeuristic
 from pyperplan.heuristics.lm_cut import LmCutHeuristic
 from pyperplan.heuristics.relaxation import hAddHeuristic, hFFHeuristic, hMaxHeuristic
 from pyperplan.search.searchspace import make_root_node
+from pyperplan_reference import pyperplan_task
 
 import domains
 from pddlgym_sl import CompiledTask, State, load_task
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.heuristics import HEURISTICS, make_heuristic
-from pddlgym_sl.pddl import parse_domain, parse_problem
 
 PROBLEMS = {
     "blocksworld": {"blocks": 12},
@@ -137,7 +136,7 @@ def bench_domain(name: str, params: dict, args: argparse.Namespace, tmp: Path) -
     task = load_task(domain_file, problem_file)
     states = random_walk_states(task, args.states, args.walk_length, seed=0)
     batch = np.array(task.states_to_array(states))
-    pp_task = ground(parse_problem(problem_file, parse_domain(domain_file)))
+    pp_task = pyperplan_task(domain_file, problem_file)
     nodes = [make_root_node(frozenset(task.true_facts(s))) for s in states]
 
     label = ", ".join(f"{k}={v}" for k, v in params.items())

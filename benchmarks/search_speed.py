@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 
 import torch
-from pyperplan.grounding import ground
 from pyperplan.heuristics.relaxation import hFFHeuristic
 from pyperplan.search.a_star import greedy_best_first_search
+from pyperplan_reference import pyperplan_task
 
 import domains
 from agents.heads import make_head
@@ -39,7 +39,6 @@ from agents.models import make_model
 from pddlgym_sl import load_task
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
-from pddlgym_sl.pddl import parse_domain, parse_problem
 from pddlgym_sl.search import gbfs
 
 PROBLEMS = {
@@ -68,7 +67,7 @@ class CountingHeuristic:
 
 
 def pyperplan_rate(domain_file: Path, problem_file: Path, limit: int) -> float:
-    task = ground(parse_problem(problem_file, parse_domain(domain_file)))
+    task = pyperplan_task(domain_file, problem_file)
     h = CountingHeuristic(hFFHeuristic(task), limit)
     start = time.perf_counter()
     with contextlib.suppress(_Budget):

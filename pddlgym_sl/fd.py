@@ -71,7 +71,8 @@ class FDRun:
         log: the planner's stdout and stderr.
         plan: action names of the (last, best) plan found, e.g. ``["(board c0 l1)", ...]``, or None.
         cost: plan cost, or None without a plan.
-        evaluations, expansions: search statistics ("Evaluations: N", "Expanded N state(s).").
+        evaluations, expansions, generated: search statistics ("Evaluated N state(s).",
+            "Expanded N state(s).", "Generated N state(s).").
         search_time: "Search time: Xs" in seconds.
         initial_h: initial heuristic value per heuristic name (``inf`` for a dead end).
         timed_out, out_of_memory: the planner hit the time or memory limit.
@@ -86,6 +87,7 @@ class FDRun:
     evaluations: int | None
     expansions: int | None
     search_time: float | None
+    generated: int | None = None
     initial_h: dict[str, float] = field(default_factory=dict)
     timed_out: bool = False
     out_of_memory: bool = False
@@ -280,8 +282,9 @@ def run_fast_downward(
         log=log,
         plan=plan,
         cost=cost if plan is not None else None,
-        evaluations=_last_number(r"Evaluations: (\d+)", log, int),
+        evaluations=_last_number(r"Evaluated (\d+) state\(s\)\.", log, int),
         expansions=_last_number(r"Expanded (\d+) state\(s\)\.", log, int),
+        generated=_last_number(r"Generated (\d+) state\(s\)\.", log, int),
         search_time=_last_number(r"Search time: " + _NUMBER + "s", log),
         initial_h=parse_initial_h(log),
         timed_out=killed or limit_hit or returncode in _OUT_OF_TIME,
@@ -296,6 +299,34 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         proc.kill()
+
+
+#: Our heuristic names -> Fast Downward's.
+FD_HEURISTIC_NAMES = {
+    "blind": "blind",
+    "goal_count": "goalcount",
+    "hmax": "hmax",
+    "hadd": "add",
+    "hff": "ff",
+    "lmcut": "lmcut",
+}
+
+
+def fd_initial_values(
+    domain_file: str | Path, problem_file: str | Path, names: tuple[str, ...] = tuple(FD_HEURISTIC_NAMES)
+) -> dict[str, float]:
+    """Fast Downward's values of several heuristics (our names, see `FD_HEURISTIC_NAMES`) on the
+    initial state, from one run: an ``eager_greedy`` search with bound 0 evaluates the initial
+    state with every heuristic and stops. ``inf`` for a dead end."""
+    fd_names = [FD_HEURISTIC_NAMES[n] for n in names]
+    run = run_fast_downward(
+        domain_file, problem_file, f"eager_greedy([{', '.join(f'{n}()' for n in fd_names)}], bound=0)"
+    )
+    if run.initial_h:
+        return {n: run.initial_h.get(fd, math.inf) for n, fd in zip(names, fd_names, strict=True)}
+    if run.unsolvable or _DEAD_END.search(run.log):
+        return dict.fromkeys(names, math.inf)
+    raise SolverError("Fast Downward reported no initial heuristic values", file=problem_file)
 
 
 def fd_initial_heuristic(domain_file: str | Path, problem_file: str | Path, name: str = "lmcut") -> float:

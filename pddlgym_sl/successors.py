@@ -4,7 +4,8 @@ A state is a row of ``uint64`` words: fact ``f`` is bit ``f & 63`` of word ``f >
 These kernels are the hot path of search and of `PDDLEnv.step` (every expansion calls
 `expand`), which is why they are compiled rather than written with Python sets.
 Actions are given in CSR form: the preconditions of action ``a`` are
-``pre_idx[pre_ptr[a]:pre_ptr[a + 1]]`` (same for add and delete lists).
+``pre_idx[pre_ptr[a]:pre_ptr[a + 1]]`` (same for the negative preconditions ``neg``, which must
+be false, and for the add and delete lists).
 """
 
 from __future__ import annotations
@@ -21,34 +22,37 @@ def holds(words, f):
     return (words[f >> 6] >> np.uint64(f & 63)) & _ONE != 0
 
 
-@njit(cache=True)
-def is_applicable(words, a, pre_ptr, pre_idx):
+@njit(cache=True, inline="always")
+def is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
     for k in range(pre_ptr[a], pre_ptr[a + 1]):
         if not holds(words, pre_idx[k]):
+            return False
+    for k in range(neg_ptr[a], neg_ptr[a + 1]):
+        if holds(words, neg_idx[k]):
             return False
     return True
 
 
 @njit(cache=True)
-def applicable_actions(words, pre_ptr, pre_idx):
+def applicable_actions(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
     """Indices of the actions whose preconditions hold in `words` (ascending)."""
     n_actions = pre_ptr.shape[0] - 1
     out = np.empty(n_actions, dtype=np.int32)
     k = 0
     for a in range(n_actions):
-        if is_applicable(words, a, pre_ptr, pre_idx):
+        if is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
             out[k] = a
             k += 1
     return out[:k]
 
 
 @njit(cache=True)
-def action_mask(words, pre_ptr, pre_idx):
+def action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
     """int8 vector over all actions: 1 where applicable."""
     n_actions = pre_ptr.shape[0] - 1
     out = np.zeros(n_actions, dtype=np.int8)
     for a in range(n_actions):
-        if is_applicable(words, a, pre_ptr, pre_idx):
+        if is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
             out[a] = 1
     return out
 
@@ -73,23 +77,26 @@ def apply_action(words, a, add_ptr, add_idx, del_ptr, del_idx):
     return out
 
 
-@njit(cache=True)
-def satisfies(words, goal):
-    """True when every fact index in `goal` holds in `words`."""
+@njit(cache=True, inline="always")
+def satisfies(words, goal, goal_neg):
+    """True when every fact of `goal` holds in `words` and no fact of `goal_neg` does."""
     for k in range(goal.shape[0]):
         if not holds(words, goal[k]):
+            return False
+    for k in range(goal_neg.shape[0]):
+        if holds(words, goal_neg[k]):
             return False
     return True
 
 
 @njit(cache=True)
-def expand(words, pre_ptr, pre_idx, add_ptr, add_idx, del_ptr, del_idx, goal):
+def expand(words, pre_ptr, pre_idx, neg_ptr, neg_idx, add_ptr, add_idx, del_ptr, del_idx, goal, goal_neg):
     """All successors of one state: (actions int32[k], states uint64[k, n_words], is_goal bool[k])."""
-    acts = applicable_actions(words, pre_ptr, pre_idx)
+    acts = applicable_actions(words, pre_ptr, pre_idx, neg_ptr, neg_idx)
     k = acts.shape[0]
     succ = np.empty((k, words.shape[0]), dtype=np.uint64)
     is_goal = np.empty(k, dtype=np.bool_)
     for i in range(k):
         _apply_into(words, succ[i], acts[i], add_ptr, add_idx, del_ptr, del_idx)
-        is_goal[i] = satisfies(succ[i], goal)
+        is_goal[i] = satisfies(succ[i], goal, goal_neg)
     return acts, succ, is_goal

@@ -1,10 +1,22 @@
-"""`CompiledTask`: a grounded STRIPS task as numpy index arrays, and `State`, a packed fact set.
+"""`CompiledTask`: a grounded task as numpy index arrays, and `State`, a packed fact set.
 
-The task is parsed and grounded by pyperplan (statics are compiled away: a ground action whose
-static precondition is false does not exist, and static atoms are not state facts), then
-renumbered deterministically (facts and actions sorted by name, so indices never depend on
-Python's hash seed) and stored as CSR arrays that the compiled kernels in
-`pddlgym_sl.successors` and `pddlgym_sl.heuristics` work on directly.
+The task is validated by `pddlgym_sl.pddl` and grounded by Fast Downward's translator
+(`pddlgym_sl.translate`). The result is a finite-domain task; a `CompiledTask` keeps two views
+of it:
+
+- the *atom* view that environments, encoders, labels and search use: the facts are ground atoms
+  (``"(at c0 l1)"``), a state is the set of true facts, and each action has positive and
+  negative preconditions and add and delete lists (CSR arrays that the compiled kernels in
+  `pddlgym_sl.successors` work on directly);
+- the *finite-domain* view (`FDRLayout`) that the heuristics use to reproduce Fast Downward:
+  variables whose values are facts or "none of those", operators with Fast Downward's
+  precondition and effect order, and the order in which its successor generator lists
+  applicable operators.
+
+Facts are numbered by name and actions in Fast Downward's operator order (sorted by name); both
+are deterministic and independent of Python's hash seed. Statics are compiled away: a ground
+action whose static precondition is false does not exist, and atoms true in every reachable
+state are `static_atoms`, not facts.
 
 A `State` is an immutable, hashable ``bytes`` object holding the bit set of true facts as
 little-endian ``uint64`` words; a batch of states is a 2-D ``uint64`` array, one row per state.
@@ -16,16 +28,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
-from pyperplan.grounding import ground
-from pyperplan.pddl.pddl import Domain, Problem
 
 from pddlgym_sl import successors as _k
-from pddlgym_sl.errors import GroundingError, PDDLError, PlanError
-from pddlgym_sl.pddl import parse_domain, parse_problem
+from pddlgym_sl.errors import PDDLError, PlanError
+from pddlgym_sl.pddl import Domain, Problem, parse_domain, parse_problem
+from pddlgym_sl.translate import FDRTask, translate
 
 _WORD = np.dtype("<u8")
+
+CORE_VERSION = 2
+"""Version of the grounding and of the heuristic values. Labels, datasets and manifests record
+it; bumped whenever the facts, the actions, their numbering or a heuristic value of a task can
+change (1: pyperplan's grounder; 2: Fast Downward's translator, Fast Downward's values)."""
 
 
 class State(bytes):
@@ -67,6 +84,56 @@ def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return ptr, idx
 
 
+class FDRLayout(NamedTuple):
+    """The finite-domain view of a `CompiledTask` (arrays for the heuristic kernels).
+
+    Propositions are Fast Downward's: ``var_prop[v] + value`` for each value of variable ``v``
+    (its facts in order, and a "none of those" value where the translator made one).
+
+    Attributes:
+        var_facts_ptr, var_facts_idx: int32 CSR: the facts of variable ``v`` in value order.
+        var_prop: int32 (n_vars + 1): the propositions of variable ``v``, likewise.
+        var_none: int32 (n_vars): the proposition of ``v``'s "none of those" value, or -1.
+        fact_prop: int32 (n_facts): the proposition of each fact.
+        prop_fact: int32 (n_props): the fact of each proposition, or -1 for "none of those".
+        goal: int32: the goal propositions in Fast Downward's goal order.
+        pre_ptr, pre_idx: int32 CSR: each operator's precondition propositions in Fast Downward's
+            order (prevail conditions, then the pre-values of its effects).
+        eff_ptr, eff_idx: int32 CSR: each operator's effect propositions in its effect order.
+        guard_idx: int32 (len(eff_idx)): the proposition guarding each effect, or -1.
+        cost: int64 (n_actions): operator costs.
+        succ_order: int32 (n_actions): the operators in the order Fast Downward's successor
+            generator lists the applicable ones (by sorted precondition, then operator id).
+    """
+
+    var_facts_ptr: np.ndarray
+    var_facts_idx: np.ndarray
+    var_prop: np.ndarray
+    var_none: np.ndarray
+    fact_prop: np.ndarray
+    prop_fact: np.ndarray
+    goal: np.ndarray
+    pre_ptr: np.ndarray
+    pre_idx: np.ndarray
+    eff_ptr: np.ndarray
+    eff_idx: np.ndarray
+    guard_idx: np.ndarray
+    cost: np.ndarray
+    succ_order: np.ndarray
+
+    @property
+    def n_vars(self) -> int:
+        return len(self.var_none)
+
+    def facts_of_var(self, v: int) -> np.ndarray:
+        """The facts of variable `v`, in value order."""
+        return self.var_facts_idx[self.var_facts_ptr[v] : self.var_facts_ptr[v + 1]]
+
+    @property
+    def n_props(self) -> int:
+        return int(self.var_prop[-1])
+
+
 def parse_atom(name: str) -> tuple[str, tuple[str, ...]]:
     """Split a ground atom or action name ``"(at c0 l1)"`` into ``("at", ("c0", "l1"))``."""
     parts = name.strip("()").split()
@@ -75,19 +142,28 @@ def parse_atom(name: str) -> tuple[str, tuple[str, ...]]:
 
 @dataclass(frozen=True, eq=False)
 class CompiledTask:
-    """A grounded unit-cost STRIPS task in array form.
+    """A grounded unit-cost task in array form (see the module docstring for the two views).
 
     Attributes:
         name: problem name. domain_name: domain name.
-        facts: ground atom of each fact index, e.g. ``"(at c0 l1)"`` (sorted).
-        actions: ground action of each action index, e.g. ``"(board c0 l1)"`` (sorted).
-        pre_ptr, pre_idx / add_ptr, add_idx / del_ptr, del_idx: CSR fact lists per action (int32).
-        goal: sorted int32 fact indices of the goal.
+        facts: ground atom of each fact index, e.g. ``"(at c0 l1)"`` (sorted by name).
+        actions: ground action of each action index, e.g. ``"(board c0 l1)"`` (sorted by name;
+            when the translator splits an action whose negative condition the mutexes do not
+            imply into variants, each variant is an action of the same name).
+        pre_ptr, pre_idx: CSR facts that must hold for each action (int32).
+        neg_ptr, neg_idx: CSR facts that must not hold (negative conditions; empty for STRIPS).
+        add_ptr, add_idx / del_ptr, del_idx: CSR facts each action makes true / false.
+        n_del: int32 per action: the atoms the action deletes in the PDDL sense (its
+            changes away from a fact); the linear model's "ignored deletes" features count these.
+        goal: sorted int32 facts that must hold in a goal state; goal_neg: facts that must not.
         init: initial `State`.
-        static_atoms: atoms true in every reachable state that are not facts (type predicates,
-            ``connected``, ``not-eq``, ...). Observations need them; search does not.
+        static_atoms: atoms true in every reachable state that are not facts (``connected``,
+            constant fluents, ...; type atoms are not listed). Observations need them.
         objects: object names (sorted); object_types: object -> type name.
         predicates: predicate name -> arity, in the domain's declaration order.
+        fdr: the finite-domain view (`FDRLayout`) for the heuristics.
+        solvable: False when the translator proved the task unsolvable (no facts, no actions,
+            and no state is a goal state).
         domain_file, problem_file: source files when loaded from disk.
     """
 
@@ -97,16 +173,22 @@ class CompiledTask:
     actions: tuple[str, ...]
     pre_ptr: np.ndarray
     pre_idx: np.ndarray
+    neg_ptr: np.ndarray
+    neg_idx: np.ndarray
     add_ptr: np.ndarray
     add_idx: np.ndarray
     del_ptr: np.ndarray
     del_idx: np.ndarray
+    n_del: np.ndarray
     goal: np.ndarray
+    goal_neg: np.ndarray
     init: State
     static_atoms: tuple[str, ...]
     objects: tuple[str, ...]
     object_types: dict[str, str]
     predicates: dict[str, int]
+    fdr: FDRLayout = field(repr=False)
+    solvable: bool = True
     domain_file: str | None = None
     problem_file: str | None = None
     _fact_ids: dict[str, int] = field(default_factory=dict, repr=False)
@@ -135,7 +217,8 @@ class CompiledTask:
             raise PDDLError(f"{atom!r} is not a fact of task {self.name!r}") from None
 
     def action_index(self, action: str) -> int:
-        """Index of a ground action given as ``"(board c0 l1)"`` or ``"board c0 l1"``."""
+        """Index of a ground action given as ``"(board c0 l1)"`` or ``"board c0 l1"`` (the first
+        of several variants of the same name)."""
         try:
             return self._action_ids[_normalise(action)]
         except KeyError:
@@ -169,32 +252,46 @@ class CompiledTask:
         return np.frombuffer(b"".join(states), dtype=_WORD).reshape(len(states), self.n_words)
 
     def is_goal(self, state: State) -> bool:
-        return bool(_k.satisfies(state.words, self.goal))
+        return self.solvable and bool(_k.satisfies(state.words, self.goal, self.goal_neg))
 
     # ----------------------------------------------------------------- transitions
+    @property
+    def _pre(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.pre_ptr, self.pre_idx, self.neg_ptr, self.neg_idx
+
     def applicable(self, state: State) -> np.ndarray:
         """Ascending int32 indices of the actions applicable in `state`."""
-        return _k.applicable_actions(state.words, self.pre_ptr, self.pre_idx)
+        return _k.applicable_actions(state.words, *self._pre)
 
     def action_mask(self, state: State) -> np.ndarray:
         """int8 vector over all actions, 1 where applicable."""
-        return _k.action_mask(state.words, self.pre_ptr, self.pre_idx)
+        return _k.action_mask(state.words, *self._pre)
 
     def is_applicable(self, state: State, action: int) -> bool:
-        return bool(_k.is_applicable(state.words, int(action), self.pre_ptr, self.pre_idx))
+        return bool(_k.is_applicable(state.words, int(action), *self._pre))
 
     def successor(self, state: State, action: int | str) -> State:
-        """Result of applying `action` in `state`; `PlanError` if it is not applicable."""
-        a = action if isinstance(action, (int, np.integer)) else self.action_index(action)
+        """Result of applying `action` in `state`; `PlanError` if it is not applicable. An action
+        given by name is the applicable variant of that name, if any."""
+        if isinstance(action, (int, np.integer)):
+            a = int(action)
+        else:
+            a = self.action_index(action)
+            a = next((b for b in self._variants(a) if self.is_applicable(state, b)), a)
         if not 0 <= a < self.n_actions:
             raise PlanError(f"action index {a} out of range 0..{self.n_actions - 1}")
         if not self.is_applicable(state, a):
             raise PlanError(f"action {self.actions[a]} is not applicable")
         return State(
-            _k.apply_action(
-                state.words, int(a), self.add_ptr, self.add_idx, self.del_ptr, self.del_idx
-            ).tobytes()
+            _k.apply_action(state.words, a, self.add_ptr, self.add_idx, self.del_ptr, self.del_idx).tobytes()
         )
+
+    def _variants(self, a: int) -> range:
+        """Indices of the actions named like action `a` (consecutive: actions are sorted by name)."""
+        end = a + 1
+        while end < self.n_actions and self.actions[end] == self.actions[a]:
+            end += 1
+        return range(a, end)
 
     def successors(self, state: State) -> list[tuple[int, State]]:
         """(action index, successor) for every applicable action, in action-index order."""
@@ -209,11 +306,14 @@ class CompiledTask:
             words,
             self.pre_ptr,
             self.pre_idx,
+            self.neg_ptr,
+            self.neg_idx,
             self.add_ptr,
             self.add_idx,
             self.del_ptr,
             self.del_idx,
             self.goal,
+            self.goal_neg,
         )
 
     def validate_plan(self, plan: Sequence[int | str], start: State | None = None) -> list[State]:
@@ -232,6 +332,7 @@ class CompiledTask:
             states.append(state)
         if not self.is_goal(state):
             missing = [self.facts[g] for g in self.goal if int(g) not in state]
+            missing += [f"(not {self.facts[g]})" for g in self.goal_neg if int(g) in state]
             raise PlanError(
                 f"plan of {len(plan)} steps ends in a non-goal state (unsatisfied: {', '.join(missing[:5])})",
                 file=self.problem_file,
@@ -241,8 +342,8 @@ class CompiledTask:
     # ----------------------------------------------------------------- derived arrays
     @cached_property
     def action_costs(self) -> np.ndarray:
-        """Unit costs (float64), kept as an array so kernels can take general costs later."""
-        return np.ones(self.n_actions, dtype=np.float64)
+        """Action costs (float64): all 1 (action costs are not supported)."""
+        return self.fdr.cost.astype(np.float64)
 
     @cached_property
     def fact_atoms(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -252,7 +353,7 @@ class CompiledTask:
     def __repr__(self) -> str:
         return (
             f"CompiledTask({self.domain_name}/{self.name}: {self.n_facts} facts, {self.n_actions} actions, "
-            f"{len(self.goal)} goals)"
+            f"{len(self.goal) + len(self.goal_neg)} goals)"
         )
 
 
@@ -263,72 +364,137 @@ def _normalise(name: str) -> str:
     return name.replace("( ", "(").replace(" )", ")")
 
 
-def _atom_name(pred) -> str:
-    args = [a for a, _ in pred.signature]
-    return f"({pred.name}{' ' if args else ''}{' '.join(args)})"
-
-
 def compile_task(
     domain: Domain,
     problem: Problem,
     domain_file: str | Path | None = None,
     problem_file: str | Path | None = None,
 ) -> CompiledTask:
-    """Ground `problem` with pyperplan and compile it into a `CompiledTask`."""
-    source = str(problem_file) if problem_file is not None else None
-    full_init = {_atom_name(p) for p in problem.initial_state}
-    try:
-        # Keep every ground action (no relevance pruning): environments expose the whole
-        # action set, and pruning irrelevant actions changes no heuristic value anyway.
-        grounded = ground(problem, remove_statics_from_initial_state=True, remove_irrelevant_operators=False)
-    except PDDLError:
-        raise
-    except Exception as exc:  # pyperplan raises bare exceptions on inputs it cannot ground
-        raise GroundingError(f"cannot ground problem ({type(exc).__name__}: {exc})", file=source) from None
-
-    facts = tuple(sorted(grounded.facts))
-    fact_ids = {f: i for i, f in enumerate(facts)}
-    ops = sorted(grounded.operators, key=lambda op: op.name)
-    pre_ptr, pre_idx = _csr([sorted(fact_ids[f] for f in op.preconditions) for op in ops])
-    add_ptr, add_idx = _csr([sorted(fact_ids[f] for f in op.add_effects) for op in ops])
-    del_ptr, del_idx = _csr([sorted(fact_ids[f] for f in op.del_effects) for op in ops])
-    goal = np.array(sorted(fact_ids[f] for f in grounded.goals), dtype=np.int32)
-    actions = tuple(op.name for op in ops)
-
-    objects = dict(problem.objects)
-    objects.update(problem.domain.constants)
-    object_types = {o: t.name for o, t in sorted(objects.items())}
-    predicates = {name: len(p.signature) for name, p in problem.domain.predicates.items()}
-
+    """Ground `problem` with Fast Downward's translator and compile it into a `CompiledTask`."""
+    fdr = translate(domain, problem)
+    facts, fact_ids, layout, actions, strips = _compile_fdr(fdr)
+    values = [(v, int(layout.prop_fact[layout.var_prop[v] + x])) for v, x in enumerate(fdr.init)]
+    init_idx = [f for _, f in values if f >= 0]
+    goal_values = [(v, int(layout.prop_fact[layout.var_prop[v] + x])) for v, x in fdr.goal]
+    goal = sorted(f for _, f in goal_values if f >= 0)
+    goal_neg = sorted(f for v, g in goal_values if g < 0 for f in layout.facts_of_var(v))
+    static = set(problem.init) - set(facts) - fdr.irrelevant_atoms
     task = CompiledTask(
         name=problem.name,
-        domain_name=problem.domain.name,
+        domain_name=domain.name,
         facts=facts,
         actions=actions,
-        pre_ptr=pre_ptr,
-        pre_idx=pre_idx,
-        add_ptr=add_ptr,
-        add_idx=add_idx,
-        del_ptr=del_ptr,
-        del_idx=del_idx,
-        goal=goal,
+        **strips,
+        goal=np.array(goal, dtype=np.int32),
+        goal_neg=np.array(goal_neg, dtype=np.int32),
         init=State(b""),
-        static_atoms=tuple(sorted(full_init - set(facts))),
-        objects=tuple(object_types),
-        object_types=object_types,
-        predicates=predicates,
+        static_atoms=tuple(sorted(static)),
+        objects=tuple(sorted(problem.objects)),
+        object_types=dict(sorted(problem.objects.items())),
+        predicates={name: len(args) for name, args in domain.predicates.items()},
+        fdr=layout,
+        solvable=fdr.solvable,
         domain_file=str(domain_file) if domain_file is not None else None,
-        problem_file=source,
+        problem_file=str(problem_file) if problem_file is not None else problem.source,
         _fact_ids=fact_ids,
-        _action_ids={a: i for i, a in enumerate(actions)},
+        _action_ids={a: i for i, a in reversed(list(enumerate(actions)))},
     )
-    init_idx = np.array(sorted(fact_ids[f] for f in grounded.initial_state), dtype=np.int64)
-    object.__setattr__(task, "init", task.state_from_indices(init_idx))
+    object.__setattr__(task, "init", task.state_from_indices(np.array(init_idx, dtype=np.int64)))
     return task
 
 
+def _compile_fdr(fdr: FDRTask) -> tuple:
+    """Number the facts and build both views' operator arrays (see `CompiledTask`)."""
+    facts = tuple(sorted(a for values in fdr.values for a in values if a is not None))
+    fact_ids = {f: i for i, f in enumerate(facts)}
+    var_facts: list[list[int]] = []
+    var_prop = [0]
+    var_none = []
+    prop_fact = []
+    for values in fdr.values:
+        var_none.append(next((var_prop[-1] + k for k, a in enumerate(values) if a is None), -1))
+        prop_fact.extend(-1 if a is None else fact_ids[a] for a in values)
+        var_facts.append([fact_ids[a] for a in values if a is not None])
+        var_prop.append(var_prop[-1] + len(values))
+    fact_prop = np.empty(len(facts), dtype=np.int32)
+    for prop, f in enumerate(prop_fact):
+        if f >= 0:
+            fact_prop[f] = prop
+    var_facts_ptr, var_facts_idx = _csr(var_facts)
+    layout_base = dict(
+        var_facts_ptr=var_facts_ptr,
+        var_facts_idx=var_facts_idx,
+        var_prop=np.array(var_prop, dtype=np.int32),
+        var_none=np.array(var_none, dtype=np.int32),
+        fact_prop=fact_prop,
+        prop_fact=np.array(prop_fact, dtype=np.int32),
+    )
+
+    def facts_of(var: int, value: int) -> list[int]:
+        """The facts a (var, value) condition requires true ([] for "none of those")."""
+        f = prop_fact[var_prop[var] + value]
+        return [] if f < 0 else [f]
+
+    def all_facts(var: int) -> list[int]:
+        return var_facts[var]
+
+    pre, neg, add, dele, n_del = [], [], [], [], []
+    f_pre, f_eff, f_guard = [], [], []
+    for op in fdr.operators:
+        p, n = [], []
+        for var, value in op.preconditions:
+            fs = facts_of(var, value)
+            p.extend(fs)
+            if not fs:
+                n.extend(all_facts(var))
+        a, d, deletes = [], [], 0
+        for (var, old, new), guard in zip(op.pre_post, op.guards, strict=True):
+            new_facts = facts_of(var, new)
+            a.extend(new_facts)
+            if old >= 0 or guard >= 0:
+                old_facts = facts_of(var, old if old >= 0 else guard)
+                d.extend(old_facts)
+                deletes += len(old_facts)
+            else:  # the old value is unknown: every other fact of the variable becomes false
+                d.extend(f for f in all_facts(var) if f not in new_facts)
+                deletes += 0 if new_facts else 1
+        pre.append(sorted(set(p)))
+        neg.append(sorted(set(n)))
+        add.append(sorted(set(a)))
+        dele.append(sorted(set(d) - set(a)))
+        n_del.append(deletes)
+        f_pre.append([var_prop[v] + x for v, x in op.preconditions])
+        f_eff.append([var_prop[v] + new for v, _, new in op.pre_post])
+        f_guard.append(
+            [-1 if g < 0 else var_prop[v] + g for (v, _, _), g in zip(op.pre_post, op.guards, strict=True)]
+        )
+    strips = {}
+    for key, lists in (("pre", pre), ("neg", neg), ("add", add), ("del", dele)):
+        strips[f"{key}_ptr"], strips[f"{key}_idx"] = _csr(lists)
+    strips["n_del"] = np.array(n_del, dtype=np.int32)
+    pre_ptr, pre_idx = _csr(f_pre)
+    eff_ptr, eff_idx = _csr(f_eff)
+    # Fast Downward's successor generator lists applicable operators in the order of their sorted
+    # (variable, value) preconditions, ties by operator id (a stable sort).
+    keys = [sorted((v, x) for v, x in op.preconditions) for op in fdr.operators]
+    succ_order = sorted(range(len(keys)), key=keys.__getitem__)
+    layout = FDRLayout(
+        **layout_base,
+        goal=np.array([var_prop[v] + x for v, x in fdr.goal], dtype=np.int32),
+        pre_ptr=pre_ptr,
+        pre_idx=pre_idx,
+        eff_ptr=eff_ptr,
+        eff_idx=eff_idx,
+        guard_idx=np.array([g for gs in f_guard for g in gs], dtype=np.int32),
+        cost=np.array([op.cost for op in fdr.operators], dtype=np.int64),
+        succ_order=np.array(succ_order, dtype=np.int32),
+    )
+    actions = tuple(op.name for op in fdr.operators)
+    return facts, fact_ids, layout, actions, strips
+
+
 def load_task(domain_file: str | Path, problem_file: str | Path) -> CompiledTask:
-    """Parse, ground and compile a domain/problem file pair."""
+    """Parse, validate, ground and compile a domain/problem file pair."""
     domain = parse_domain(domain_file)
     problem = parse_problem(problem_file, domain)
     return compile_task(domain, problem, domain_file=domain_file, problem_file=problem_file)

@@ -28,3 +28,13 @@ GRIPPER_UNSOLVABLE = """(define (problem gripper-dead) (:domain gripper)
  (:init (room rooma) (gripper left) (ball ball0) (free left) (at ball0 rooma) (at-robby rooma))
  (:goal (and (at ball0 roomb))))
 """
+
+
+def pyperplan_task(domain_file, problem_file, **ground_kwargs):
+    """pyperplan's grounding of a STRIPS domain/problem pair: an independent parser and grounder
+    (the reference for successors, hmax and hadd)."""
+    from pyperplan.grounding import ground
+    from pyperplan.pddl.parser import Parser
+
+    parser = Parser(str(domain_file), str(problem_file))
+    return ground(parser.parse_problem(parser.parse_domain()), **ground_kwargs)

@@ -170,10 +170,19 @@ def test_ilg_typed_domain_has_type_atoms(write_problem):
     task = load_task(DOMAINS / "visitall" / "domain.pddl", problem)
     enc = ILGEncoder(schema, task)
     names = enc.node_names(task.init)
-    assert names[:6] == ["a", "b", "(connected a b)", "(connected b a)", "(place a)", "(place b)"]
+    # (visited a) never changes: a static atom, not a fact
+    assert names[:7] == [
+        "a",
+        "b",
+        "(connected a b)",
+        "(connected b a)",
+        "(visited a)",
+        "(place a)",
+        "(place b)",
+    ]
     g = enc.encode(task.init)
-    assert g.nodes[4:6].tolist() == [label(schema, "place", NON_GOAL)] * 2
-    assert (4, 0, 0) in graph_edges(g)
+    assert g.nodes[5:7].tolist() == [label(schema, "place", NON_GOAL)] * 2
+    assert (5, 0, 0) in graph_edges(g)
 
 
 def test_nlm_tensors(schema, ferry_task):

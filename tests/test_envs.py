@@ -152,7 +152,7 @@ def test_invalid_actions_are_no_ops(ferry_env):
         np.testing.assert_array_equal(info["action_mask"], info0["action_mask"])
 
 
-def test_action_mask_is_the_applicable_set_and_keeps_repeated_arguments(write_problem):
+def test_action_mask_is_the_applicable_set(write_problem):
     env = PDDLEnv(domain="gripper", problems=[write_problem(GRIPPER_2, "g.pddl")], heuristics=())
     _, info = env.reset(seed=0)
     task = env.task
@@ -165,13 +165,13 @@ def test_action_mask_is_the_applicable_set_and_keeps_repeated_arguments(write_pr
         _, _, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
         if terminated:
             _, info = env.reset()
-    # (move rooma rooma) repeats an argument and is applicable: a valid step that changes nothing.
+    # (move rooma rooma) would change nothing: the grounding drops it, as Fast Downward does
+    assert "(move rooma rooma)" not in task.actions
     _, info = env.reset()
-    a = task.action_index("(move rooma rooma)")
+    a = task.action_index("(move rooma roomb)")
     assert info["action_mask"][a] == 1
-    before = env.state
     _, _, _, _, info = env.step(a)
-    assert info["invalid_action"] is False and env.state == before
+    assert info["invalid_action"] is False and env.state == task.successor(task.init, a)
 
 
 def test_bounds_and_heuristics_in_info_equal_the_heuristics_module(ferry_env, write_problem):
@@ -203,7 +203,8 @@ def test_dead_end_bounds_are_inf(write_problem):
 
     env = PDDLEnv(domain="gripper", problems=[write_problem(GRIPPER_UNSOLVABLE, "dead.pddl")])
     _, info = env.reset(seed=0)
-    assert info["bounds"]["lmcut"] == float("inf") and info["bounds"]["blind"] == 1.0
+    # the translator proves the task unsolvable: every bound is inf, as Fast Downward reports
+    assert info["bounds"] == {"lmcut": float("inf"), "hmax": float("inf"), "blind": float("inf")}
 
 
 # --------------------------------------------------------------------------- problems and resets

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pyperplan.grounding import ground
 from pyperplan.heuristics.relaxation import hAddHeuristic, hMaxHeuristic
 from pyperplan.search.searchspace import make_root_node
 
@@ -20,7 +19,7 @@ from pddlgym_sl import CompiledTask, State, load_task
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.heuristics import FEATURE_NAMES, HEURISTICS, HFF, make_heuristic
-from pddlgym_sl.pddl import parse_domain, parse_problem
+from tests.problems import pyperplan_task
 
 DOMAINS = Path(__file__).resolve().parents[1] / "domains"
 # roomb is not a room: the robot can never get there, so the goal is unreachable even relaxed.
@@ -30,6 +29,19 @@ GRIPPER_DEAD_END = """(define (problem gripper-dead) (:domain gripper)
  (:goal (and (at ball0 roomb))))
 """
 NAMES = ("blind", "goal_count", "hmax", "hadd", "hff", "lmcut")
+# From a, one road leads on to the goal b, another into the dead end c.
+ONE_WAY_DOMAIN = """(define (domain one-way)
+ (:requirements :strips)
+ (:predicates (at ?x) (road ?x ?y))
+ (:action go :parameters (?x ?y)
+  :precondition (and (at ?x) (road ?x ?y))
+  :effect (and (at ?y) (not (at ?x)))))
+"""
+ONE_WAY_PROBLEM = """(define (problem one-way-1) (:domain one-way)
+ (:objects a b c)
+ (:init (at a) (road a b) (road a c))
+ (:goal (at b)))
+"""
 SMALL = {
     "blocksworld": {"blocks": 5},
     "ferry": {"locations": 4, "cars": 3},
@@ -110,13 +122,15 @@ def test_batch_shape_is_checked(ferry_task):
 # ----------------------------------------------------------------------------- references
 def test_hmax_hadd_equal_pyperplan(small):
     domain_file, problem_file, task, states = small
-    pp_task = ground(parse_problem(problem_file, parse_domain(domain_file)))
+    pp_task = pyperplan_task(domain_file, problem_file)
     pp_hmax, pp_hadd = hMaxHeuristic(pp_task), hAddHeuristic(pp_task)
     batch = task.states_to_array(states)
     hmax = make_heuristic("hmax", task).batch(batch)
     hadd = make_heuristic("hadd", task).batch(batch)
+    # atoms that never change are static to Fast Downward's translator (visitall's first cell)
+    constant = set(task.static_atoms) & pp_task.facts
     for i, state in enumerate(states):
-        node = make_root_node(frozenset(task.true_facts(state)))
+        node = make_root_node(frozenset(task.true_facts(state)) | constant)
         assert hmax[i] == pp_hmax(node)
         assert hadd[i] == pp_hadd(node)
 
@@ -184,15 +198,30 @@ def test_goal_states_are_zero(small):
 
 
 def test_dead_end_is_inf(write_problem):
+    """The translator proves this task unsolvable (its goal is relaxed unreachable): every
+    heuristic says inf on every state, as Fast Downward reports a dead end."""
     task = load_task(DOMAINS / "gripper" / "domain.pddl", write_problem(GRIPPER_DEAD_END))
+    assert not task.solvable and not task.is_goal(task.init)
     values = {name: make_heuristic(name, task)(task.init) for name in NAMES}
-    assert values["blind"] == 1 and values["goal_count"] == 1
-    for name in ("hmax", "hadd", "hff", "lmcut"):
-        assert math.isinf(values[name]), name
+    assert all(math.isinf(v) for v in values.values()), values
     hff = make_heuristic("hff", task)
     assert hff.relaxed_plan(task.init) is None
-    features = hff.features(task.init)
-    assert features[0] == 1 and np.all(np.isinf(features[1:]))
+    assert np.all(np.isinf(hff.features(task.init)))
+
+
+def test_relaxed_dead_end_inside_a_solvable_task(write_problem):
+    """A reachable state from which the goal is relaxed unreachable (a wrong turn into a dead
+    end) in a solvable task: inf for the relaxation heuristics, finite for blind and goal_count."""
+    domain = write_problem(ONE_WAY_DOMAIN, name="one-way-domain.pddl")
+    task = load_task(domain, write_problem(ONE_WAY_PROBLEM))
+    assert task.solvable
+    wrong_turn = task.successor(task.init, "(go a c)")
+    for name in ("hmax", "hadd", "hff", "lmcut"):
+        assert math.isinf(make_heuristic(name, task)(wrong_turn)), name
+        assert math.isfinite(make_heuristic(name, task)(task.init)), name
+    assert (
+        make_heuristic("blind", task)(wrong_turn) == 1 and make_heuristic("goal_count", task)(wrong_turn) == 1
+    )
 
 
 def test_linear_features_hand_checked(ferry_task):

@@ -10,13 +10,16 @@ Layout of a split directory ``<root>/<domain>/<split>/``::
     domain.pddl              a copy of the domain file (the split is self-contained)
 
 Resumable: slots with a record are skipped, so re-running after a crash or ``kill -9`` finishes
-the split without redoing or duplicating work; every file is written atomically.
+the split without redoing or duplicating work; every file is written atomically. A split made by
+another core version (`pddlgym_sl.task.CORE_VERSION`) is never resumed into: `build_split` refuses
+it unless asked to rebuild it from scratch.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -29,14 +32,15 @@ from tqdm import tqdm
 import domains
 from domains import ProblemSpec
 from pddlgym_sl import __version__
-from pddlgym_sl.data.dataset import consolidate
-from pddlgym_sl.data.labels import heuristic_values
+from pddlgym_sl.data.dataset import CONSOLIDATED, consolidate
+from pddlgym_sl.data.labels import check_core, heuristic_values
 from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
 from pddlgym_sl.fd import fast_downward_version
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
-from pddlgym_sl.task import load_task
+from pddlgym_sl.task import CORE_VERSION, load_task
 
 MANIFEST_FORMAT = "pddlgym-sl-labels/1"
+_SPLIT_CONTENTS = ("problems", "labels", "records", "scratch", "manifest.json", CONSOLIDATED)
 
 
 def read_records(split_dir: Path) -> dict[str, dict[str, Any]]:
@@ -45,6 +49,17 @@ def read_records(split_dir: Path) -> dict[str, dict[str, Any]]:
     for path in sorted((split_dir / "records").glob("*.json")):
         records[path.stem] = json.loads(path.read_text())
     return records
+
+
+def _stale_core(split_dir: Path) -> int | None:
+    """The core version of a split directory made by another core, or None when it is current
+    (or empty). Records and manifests without a version come from core version 1."""
+    manifest = split_dir / "manifest.json"
+    versions = {r.get("core", 1) for r in read_records(split_dir).values()}
+    if manifest.is_file():
+        versions.add(json.loads(manifest.read_text()).get("core_version", 1))
+    stale = versions - {CORE_VERSION}
+    return min(stale) if stale else None
 
 
 def build_split(
@@ -56,8 +71,22 @@ def build_split(
     config: SolveConfig,
     jobs: int = 1,
     progress: bool = True,
+    rebuild: bool = False,
 ) -> dict[str, Any]:
-    """Solve and label every slot not yet finished in `split_dir`; write and return the manifest."""
+    """Solve and label every slot not yet finished in `split_dir`; write and return the manifest.
+
+    A `split_dir` made by another core version raises `StaleLabelsError`; with `rebuild`, its
+    contents are deleted first and the split is built from scratch."""
+    stale = _stale_core(split_dir) if split_dir.is_dir() else None
+    if stale is not None:
+        if not rebuild:
+            check_core(stale, split_dir)
+        for name in _SPLIT_CONTENTS:
+            path = split_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
     split_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(split_dir / "domain.pddl", Path(domain_file).read_bytes())  # self-contained split
     started = time.time()
@@ -130,6 +159,7 @@ def write_manifest(
     manifest = {
         "format": MANIFEST_FORMAT,
         "pddlgym_sl_version": __version__,
+        "core_version": CORE_VERSION,
         "domain": domain,
         "domain_file": str(domain_file),
         "split": split,

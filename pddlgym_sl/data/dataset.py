@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS, load_labels
+from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS, check_core, load_labels
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_save_npz
-from pddlgym_sl.task import CompiledTask, load_task
+from pddlgym_sl.task import CORE_VERSION, CompiledTask, load_task
 
 CONSOLIDATED = "labels.npz"
 
@@ -100,6 +100,7 @@ def consolidate(split_dir: str | Path) -> Path:
     atomic_save_npz(
         path,
         compress=False,
+        core=np.array(CORE_VERSION),
         slots=np.array([f.stem for f in files], dtype=str),
         problems=np.array([lab.problem for lab in labels], dtype=str),
         facts_digest=np.array([facts_digest(lab.facts) for lab in labels], dtype=str),
@@ -123,6 +124,8 @@ def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int
         raise ConfigError(f"no labelled problems in {split_dir} (run python -m pddlgym_sl.data.generate)")
     path = split_dir / CONSOLIDATED
     z = np.load(path, allow_pickle=False) if path.is_file() else None
+    if z is not None:
+        check_core(int(z["core"]) if "core" in z.files else 1, path)
     if z is None or z["slots"].tolist() != [f.stem for f in files]:
         z = np.load(consolidate(split_dir), allow_pickle=False)
     with z:

@@ -60,6 +60,8 @@ class Args:
     """domain file for --problems (default: the bundled domain of --domain)"""
     quiet: bool = False
     """no progress bar"""
+    rebuild: bool = False
+    """delete and rebuild a split labelled by an older core version (instead of refusing it)"""
 
 
 def run(args: Args) -> list[dict]:
@@ -85,6 +87,7 @@ def run(args: Args) -> list[dict]:
                 config(split),
                 jobs=args.jobs,
                 progress=not args.quiet,
+                rebuild=args.rebuild,
             )
             for split, specs in preset.splits.items()
         ]
@@ -114,6 +117,7 @@ def run(args: Args) -> list[dict]:
             config(split),
             jobs=args.jobs,
             progress=not args.quiet,
+            rebuild=args.rebuild,
         )
         for split, slots in plan.items()
     ]

@@ -16,7 +16,11 @@ key             shape / dtype           meaning
 ``plan``        (n,) unicode            the optimal plan's action names
 ``facts``       (n_facts,) unicode      the task's fact names (bit i of a state = facts[i])
 ``problem``     () unicode              problem file name
+``core``        () int64                `CORE_VERSION` of the task the labels were made with
 ==============  ======================  ==================================================
+
+Labels made by another core (another grounding or other heuristic values) are rejected on
+loading (`StaleLabelsError`), so they are never mixed with new ones.
 """
 
 from __future__ import annotations
@@ -27,14 +31,39 @@ from pathlib import Path
 
 import numpy as np
 
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import FEATURE_NAMES, make_heuristic
 from pddlgym_sl.io import atomic_save_npz
-from pddlgym_sl.task import CompiledTask
+from pddlgym_sl.task import CORE_VERSION, CompiledTask
 
 BOUND_NAMES = ("lmcut", "hmax", "blind")
 INFORMATIVE_NAMES = ("hff", "hadd", "goal_count")
 LABEL_HEURISTICS = BOUND_NAMES + INFORMATIVE_NAMES
-__all__ = ["BOUND_NAMES", "FEATURE_NAMES", "LABEL_HEURISTICS", "ProblemLabels", "label_plan", "load_labels"]
+__all__ = [
+    "BOUND_NAMES",
+    "FEATURE_NAMES",
+    "LABEL_HEURISTICS",
+    "ProblemLabels",
+    "StaleLabelsError",
+    "check_core",
+    "label_plan",
+    "load_labels",
+]
+
+
+class StaleLabelsError(ConfigError):
+    """Labels or a dataset were made by another version of the core (see `CORE_VERSION`)."""
+
+
+def check_core(found: int, where: str | Path) -> None:
+    """Raise `StaleLabelsError` unless labels made with core version `found` are current."""
+    if found != CORE_VERSION:
+        raise StaleLabelsError(
+            f"labelled with core version {found}, but this pddlgym-sl grounds tasks and computes "
+            f"heuristics with core version {CORE_VERSION} (facts, actions or heuristic values differ): "
+            "rebuild it with python -m pddlgym_sl.data.generate ... --rebuild",
+            file=where,
+        )
 
 
 @dataclass
@@ -104,13 +133,16 @@ def save_labels(path: str | Path, labels: ProblemLabels) -> None:
         plan=np.array(labels.plan, dtype=str),
         facts=np.array(labels.facts, dtype=str),
         problem=np.array(labels.problem),
+        core=np.array(CORE_VERSION),
         **{name: labels.values[name] for name in LABEL_HEURISTICS},
     )
 
 
 def load_labels(path: str | Path) -> ProblemLabels:
-    """Read a label file written by `save_labels` (no pickle)."""
+    """Read a label file written by `save_labels` (no pickle); `StaleLabelsError` when it was made
+    by another core version."""
     with np.load(path, allow_pickle=False) as z:
+        check_core(int(z["core"]) if "core" in z.files else 1, path)
         return ProblemLabels(
             problem=str(z["problem"]),
             plan=z["plan"].tolist(),

@@ -26,7 +26,7 @@ from pddlgym_sl.data.labels import check_labels, label_plan, save_labels
 from pddlgym_sl.errors import PDDLError
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.io import atomic_write_json, atomic_write_text
-from pddlgym_sl.task import load_task
+from pddlgym_sl.task import CORE_VERSION, load_task
 
 SEED_STRIDE = 1000
 OPTIMAL_SEARCH = "astar(lmcut())"
@@ -72,7 +72,7 @@ def solve_slot(
 ) -> dict[str, Any]:
     """Solve and label one slot; write its files; return its record (also written to disk)."""
     name = slot_name(slot)
-    record: dict[str, Any] = {"slot": name, "status": "failed", "failures": []}
+    record: dict[str, Any] = {"slot": name, "status": "failed", "failures": [], "core": CORE_VERSION}
     if isinstance(slot, ProblemSpec):
         record["params"] = slot.kwargs
         record["seed"] = slot.seed

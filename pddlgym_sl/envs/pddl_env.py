@@ -204,9 +204,10 @@ class PDDLEnv(gym.Env):
         self._encode = self._encoder.encode
         self.action_space = self._action_spaces[index]
         self._problem_name = self.problem_set.names[index]
-        self._pre = (task.pre_ptr, task.pre_idx)
+        self._pre = (task.pre_ptr, task.pre_idx, task.neg_ptr, task.neg_idx)
         self._eff = (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx)
-        self._goal = task.goal
+        self._goal = (task.goal, task.goal_neg)
+        self._solvable = task.solvable
         self._n_actions = task.n_actions
 
     def _heuristics(self) -> tuple[tuple[str, str, Any], ...]:
@@ -244,7 +245,7 @@ class PDDLEnv(gym.Env):
         words = np.array(self.task.init.words)  # writeable copy
         self._words = words
         self._mask = _k.action_mask(words, *self._pre)
-        self._terminated = bool(_k.satisfies(words, self._goal))
+        self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
         return self._encode(words), self._info(words, False)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -256,7 +257,7 @@ class PDDLEnv(gym.Env):
             words = _k.apply_action(words, a, *self._eff)
             self._words = words
             self._mask = _k.action_mask(words, *self._pre)
-            self._terminated = bool(_k.satisfies(words, self._goal))
+            self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
             invalid = False
         else:
             invalid = True

@@ -47,7 +47,9 @@ class Heuristic:
         """Values of a ``(n, n_words)`` uint64 batch of packed states, as an ``(n,)`` float64 vector."""
         states = self.check_batch(states)
         out = np.empty(states.shape[0], dtype=np.float64)
-        if states.shape[0]:
+        if not self.task.solvable:  # the translator proved it: every state is a dead end
+            out[:] = np.inf
+        elif states.shape[0]:
             self._evaluate(states, out)
         return out
 

@@ -1,33 +1,26 @@
-"""LM-cut (Helmert & Domshlak 2009), following Fast Downward's implementation.
+"""LM-cut (Helmert & Domshlak 2009), computed as Fast Downward computes it.
 
-Each round computes hmax with a precondition-choice function (the supporter of an operator is a
-precondition of maximal hmax cost: the one whose pop made the operator applicable), marks the
-goal plateau (propositions reaching the artificial goal backwards through zero-cost operators'
-supporters), explores forwards from the state along supporter edges up to that plateau, and takes
-the operators crossing into the plateau as a disjunctive action landmark (the cut). The cheapest
-cut cost is added to h and subtracted from every cut operator; hmax is then updated
-incrementally (only propositions whose cost can drop are requeued) and the rounds repeat until
-hmax(goal) = 0. A relaxed-unreachable goal gives ``inf``.
+Each round computes hmax with a precondition-choice function (an operator's supporter is the
+precondition whose pop made it applicable, a precondition of maximal hmax cost), marks the goal
+zone (propositions reaching the artificial goal backwards through zero-cost operators'
+supporters), explores forwards from the state along supporter edges up to that zone, and takes
+the operators entering it as a disjunctive action landmark (the cut). The cut's cheapest cost is
+added to h and subtracted from each cut operator; hmax is then updated incrementally and the
+rounds repeat until hmax(goal) = 0. A relaxed-unreachable goal gives ``inf``.
 
-While marking the plateau, ties in the supporter of a zero-cost operator are broken as Fast
-Downward does by default since 2023 (Fickert & Lauer, HSDIP 2020): prefer a precondition
-reachable only through positive-cost operators (border detection) or already in the goal zone
-(goal-zone detection). Without this, LM-cut collapses to hmax on visitall. The remaining
-tie-breaking follows fact order, which differs from Fast Downward's variable order, so on a few
-states the two implementations find different (equally valid) cuts and values differ by a little
-(2 of 66 generated initial states in our comparison, both blocksworld with 10+ blocks, by 1).
+The kernel follows Fast Downward's ``lm_cut_landmarks.cc`` step for step on the `CutTask` of
+`relaxed_task` (its operators, their precondition and effect orders, the ``precondition_of`` and
+``effect_of`` lists), with its adaptive queue (`queues`, including the virtual pushes of the
+incremental explorations), so every cut and every value equal Fast Downward's ``lmcut()``. That
+includes its default tie-breaking of the supporters of zero-cost operators while marking the goal
+zone (Lauer & Fickert, HSDIP 2020): prefer a tied precondition without zero-cost achievers
+(``border_detection``) or already in the goal zone (``goal_zone_detection``); without it LM-cut
+collapses to hmax on visitall. The goal-zone marking replays Fast Downward's recursion with an
+explicit stack, because goal-zone detection depends on what is already marked.
 
-One deviation in how (not what) is computed: the forward pass that finds the cut stops as soon as
-the supporters of all operators entering the goal zone are reached, instead of exploring
-everything reachable; the cut is the same set (its order, which only affects later tie-breaking,
-may differ). This saves up to a third of the time on ferry and gripper.
-
-Hand-written in numba because pyperplan's pure-Python LM-cut costs milliseconds per state and
-LM-cut runs once per state of every optimal plan and once per A* evaluation. Costs must be
-non-negative integers: the explorations use a bucket queue over integer keys (LIFO within a
-bucket, as in Fast Downward, with decrease-key so that no stale entries are queued). The queue
-operations are written out inline (in a micro-benchmark, a numba call passing the queue arrays
-cost ten times the operation itself). The work arrays are allocated once per heuristic instance.
+Hand-written in numba because pyperplan's pure-Python LM-cut costs milliseconds per state, and
+LM-cut runs once per state of every optimal plan and once per A* evaluation. The work arrays are
+allocated once per heuristic instance.
 """
 
 from __future__ import annotations
@@ -38,8 +31,9 @@ import numpy as np
 from numba import njit
 
 from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.relaxed_task import RelaxedTask, relaxed_task
+from pddlgym_sl.heuristics.relaxed_task import CutTask, cut_task, state_props
 from pddlgym_sl.task import CompiledTask
 
 _UNREACHED = 0
@@ -47,7 +41,6 @@ _REACHED = 1
 _GOAL_ZONE = 2
 _BEFORE_GOAL_ZONE = 3
 _NO_COST = np.int64(2**62)
-_ONE = np.uint64(1)
 
 
 class LMCutWork(NamedTuple):
@@ -58,387 +51,236 @@ class LMCutWork(NamedTuple):
     status: np.ndarray  # int8 (n_props): unreached / reached / goal zone / before goal zone
     unsat: np.ndarray  # int32 (n_ops): unsatisfied preconditions in the first exploration
     sup: np.ndarray  # int32 (n_ops): hmax supporter (a precondition of maximal cost), -1 if none
-    sfirst: np.ndarray  # int32 (n_props): first operator supported by the proposition, -1 if none
-    snext: np.ndarray  # int32 (n_ops): next operator with the same supporter
-    sprev: np.ndarray  # int32 (n_ops): previous operator with the same supporter
     supcost: np.ndarray  # int64 (n_ops): hmax cost of the supporter
-    head: np.ndarray  # int32 (n_keys): first proposition of each bucket, -1 if empty
-    nxt: np.ndarray  # int32 (n_props): next proposition in the same bucket
-    prv: np.ndarray  # int32 (n_props): previous proposition in the same bucket
-    where: np.ndarray  # int64 (n_props): bucket of each queued proposition, -1 if not queued
-    fire: np.ndarray  # int32 (n_ops): operators whose effects are to be (re)offered; the cut
-    stack: np.ndarray  # int32 (n_props): DFS stack of the plateau marking and the forward pass
-    cursor: np.ndarray  # int32 (n_props): next achiever to scan, per proposition, in the plateau DFS
-    state_facts: np.ndarray  # int32 (n_facts): facts of the state being evaluated
-    zone: np.ndarray  # int32 (n_props): propositions of the goal zone, in marking order
-    cand: np.ndarray  # int32 (n achievers + 1): operators entering the goal zone from outside it
-    is_cand: np.ndarray  # int8 (n_ops): 1 while the operator is in `cand`
-    needed: np.ndarray  # int8 (n_props): 1 while the proposition supports a candidate
+    props: np.ndarray  # int32 (n_props): the state's propositions
+    stack: np.ndarray  # int32 (2 * n_props): DFS stacks of the goal-zone marking and the cut
+    cut: np.ndarray  # int32 (n_ops): the operators of the current cut
+    queue: q_.Queue
 
 
-def new_work(rt: RelaxedTask) -> LMCutWork:
-    max_cost = int(rt.icost.max()) if rt.n_ops else 0
-    # hmax values are sums of at most n_props - 1 operator costs along a supporter chain.
-    n_keys = rt.n_props * max(max_cost, 1) + 1
+def new_work(ct: CutTask) -> LMCutWork:
+    n_ops = len(ct.base_cost)
+    max_cost = int(ct.base_cost.max()) if n_ops else 0
+    # bucket keys are hmax values: sums of at most n_props - 1 operator costs along a supporter chain
+    n_keys = ct.n_props * max(max_cost, 1) + 2
     if n_keys > 50_000_000:
         raise ConfigError(f"lmcut: action costs up to {max_cost} are too large for its bucket queue")
+    n_pre = np.diff(ct.pre_ptr).astype(np.int64)
+    n_eff = np.diff(ct.eff_ptr).astype(np.int64)
+    # an operator fires once per drop of its supporter's cost: at most once per precondition
+    capacity = int(np.sum(np.maximum(n_pre, 1) * n_eff)) + ct.n_props + 2
     return LMCutWork(
-        cost=np.empty(rt.n_ops, dtype=np.int64),
-        hmax=np.empty(rt.n_props, dtype=np.int64),
-        status=np.empty(rt.n_props, dtype=np.int8),
-        unsat=np.empty(rt.n_ops, dtype=np.int32),
-        sup=np.empty(rt.n_ops, dtype=np.int32),
-        sfirst=np.empty(rt.n_props, dtype=np.int32),
-        snext=np.empty(rt.n_ops, dtype=np.int32),
-        sprev=np.empty(rt.n_ops, dtype=np.int32),
-        supcost=np.empty(rt.n_ops, dtype=np.int64),
-        head=np.full(n_keys, -1, dtype=np.int32),
-        nxt=np.empty(rt.n_props, dtype=np.int32),
-        prv=np.empty(rt.n_props, dtype=np.int32),
-        where=np.full(rt.n_props, -1, dtype=np.int64),
-        fire=np.empty(rt.n_ops, dtype=np.int32),
-        stack=np.empty(rt.n_props, dtype=np.int32),
-        cursor=np.empty(rt.n_props, dtype=np.int32),
-        state_facts=np.empty(max(rt.n_facts, 1), dtype=np.int32),
-        zone=np.empty(rt.n_props, dtype=np.int32),
-        cand=np.empty(len(rt.ach_idx) + 1, dtype=np.int32),
-        is_cand=np.zeros(rt.n_ops, dtype=np.int8),
-        needed=np.zeros(rt.n_props, dtype=np.int8),
+        cost=np.empty(n_ops, dtype=np.int64),
+        hmax=np.empty(ct.n_props, dtype=np.int64),
+        status=np.empty(ct.n_props, dtype=np.int8),
+        unsat=np.empty(n_ops, dtype=np.int32),
+        sup=np.empty(n_ops, dtype=np.int32),
+        supcost=np.empty(n_ops, dtype=np.int64),
+        props=np.empty(ct.n_props, dtype=np.int32),
+        stack=np.empty(2 * ct.n_props + 2, dtype=np.int32),
+        cut=np.empty(n_ops, dtype=np.int32),
+        queue=q_.new_queue(n_keys, capacity),
     )
 
 
-@njit(cache=True, inline="always")
-def _link(sfirst, snext, sprev, o, p):
-    """Add operator `o` to the list of operators supported by proposition `p`."""
-    first = sfirst[p]
-    snext[o] = first
-    sprev[o] = -1
-    if first >= 0:
-        sprev[first] = o
-    sfirst[p] = o
+@njit(cache=True, nogil=True, inline="always")
+def _enqueue(w, p, c):
+    if w.status[p] == _UNREACHED or w.hmax[p] > c:
+        w.status[p] = _REACHED
+        w.hmax[p] = c
+        q_.push(w.queue, c, p)
 
 
-@njit(cache=True, inline="always")
-def _unlink(sfirst, snext, sprev, o, p):
-    """Remove operator `o` from the list of operators supported by proposition `p`."""
-    n = snext[o]
-    pv = sprev[o]
-    if pv >= 0:
-        snext[pv] = n
-    else:
-        sfirst[p] = n
-    if n >= 0:
-        sprev[n] = pv
-
-
-@njit(cache=True)
-def _hmax_exploration(rt, w, n_facts_true, n_fire, incremental):
-    """Dijkstra over hmax costs with the bucket queue; one routine for both explorations.
-
-    First exploration (``incremental=False``): every proposition starts unreached, the state's
-    facts and the artificial precondition are queued at cost 0, and an operator fires (offers
-    ``supporter cost + cost`` to its effects) when its last precondition is popped; that
-    precondition becomes its supporter.
-    Incremental exploration: the first `n_fire` operators of ``w.fire`` (the cut, now cheaper)
-    fire; a popped proposition re-examines only the operators it supports whose supporter cost
-    dropped: the supporter is re-chosen (first precondition of strictly larger cost) and the
-    operator fires again if its supporter cost changed.
-    """
-    pre_ptr, pre_idx, eff_ptr, eff_idx = rt.pre_ptr, rt.pre_idx, rt.eff_ptr, rt.eff_idx
-    pre_of_ptr, pre_of_idx = rt.pre_of_ptr, rt.pre_of_idx
-    cost, hmax, status, unsat, sup, supcost = w.cost, w.hmax, w.status, w.unsat, w.sup, w.supcost
-    sfirst, snext, sprev = w.sfirst, w.snext, w.sprev
-    head, nxt, prv, where, fire = w.head, w.nxt, w.prv, w.where, w.fire
-    qmin = head.shape[0]  # lowest possibly non-empty bucket
-    qlen = 0
-    p = -1  # proposition being expanded, its cost, and the next operator it supports to examine
-    key = 0
-    o_next = -1
-    if not incremental:
-        status[:] = _UNREACHED
-        hmax[:] = _NO_COST
-        unsat[:] = rt.n_pre
-        sup[:] = -1
-        supcost[:] = _NO_COST
-        sfirst[:] = -1
-        # bucket 0 holds the state's facts, then the artificial precondition (popped first: LIFO)
-        first = -1
-        for i in range(n_facts_true + 1):
-            p = w.state_facts[i] if i < n_facts_true else rt.art_pre
-            status[p] = _REACHED
-            hmax[p] = 0
-            nxt[p] = first
-            prv[p] = -1
-            if first >= 0:
-                prv[first] = p
-            first = p
-            where[p] = 0
-        head[0] = first
-        qmin = 0
-        qlen = n_facts_true + 1
-    while True:
-        # ---- fire the pending operators: offer supporter cost + cost to their effects
-        for i in range(n_fire):
-            o = fire[i]
-            t = supcost[o] + cost[o]
-            for j in range(eff_ptr[o], eff_ptr[o + 1]):
-                e = eff_idx[j]
-                if hmax[e] > t:
-                    hmax[e] = t
-                    status[e] = _REACHED
-                    # queue e under key t (decrease-key: unlink it from its old bucket first)
-                    old = where[e]
-                    if old >= 0:
-                        n = nxt[e]
-                        pv = prv[e]
-                        if pv >= 0:
-                            nxt[pv] = n
-                        else:
-                            head[old] = n
-                        if n >= 0:
-                            prv[n] = pv
-                    else:
-                        qlen += 1
-                    first = head[t]
-                    nxt[e] = first
-                    prv[e] = -1
-                    if first >= 0:
-                        prv[first] = e
-                    head[t] = e
-                    where[e] = t
-                    if t < qmin:
-                        qmin = t
-        n_fire = 0
-        if o_next < 0:
-            if qlen == 0:
-                break
-            # ---- pop a proposition of the lowest cost (the most recently queued one)
-            while head[qmin] < 0:
-                qmin += 1
-            p = head[qmin]
-            n = nxt[p]
-            head[qmin] = n
-            if n >= 0:
-                prv[n] = -1
-            where[p] = -1
-            qlen -= 1
-            key = hmax[p]
-            if incremental:
-                o_next = sfirst[p]
-            else:
-                for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
-                    o = pre_of_idx[k]
-                    unsat[o] -= 1
-                    if unsat[o] == 0:
-                        sup[o] = p
-                        supcost[o] = key
-                        _link(sfirst, snext, sprev, o, p)
-                        fire[n_fire] = o
-                        n_fire += 1
-        # Incremental: examine the operators supported by p whose supporter cost dropped. One
-        # that got cheaper fires before the next is examined (its new effect costs can change
-        # that one's supporter choice), so the scan resumes at o_next afterwards.
-        while o_next >= 0:
-            o = o_next
-            o_next = snext[o]
-            if supcost[o] <= key:
-                continue
-            s = p
-            for j in range(pre_ptr[o], pre_ptr[o + 1]):
-                q = pre_idx[j]
-                if hmax[q] > hmax[s]:
-                    s = q
-            if s != p:
-                _unlink(sfirst, snext, sprev, o, p)
-                _link(sfirst, snext, sprev, o, s)
-                sup[o] = s
-            if hmax[s] != supcost[o]:
-                supcost[o] = hmax[s]
-                fire[0] = o
-                n_fire = 1
-                break
-
-
-@njit(cache=True)
-def _mark_goal_plateau(rt, w, goal_zone_detection, border_detection):
-    """Mark the goal zone: the artificial goal and, recursively, the supporters of zero-cost
-    achievers of marked propositions, re-choosing tied supporters of those achievers first.
-    An explicit stack replays the depth-first order of the recursive definition exactly, because
-    goal-zone tie-breaking depends on what is already marked. The zone is listed in ``w.zone``;
-    returns its size."""
-    ach_ptr, ach_idx, pre_ptr, pre_idx = rt.ach_ptr, rt.ach_idx, rt.pre_ptr, rt.pre_idx
-    status, cost, sup, supcost, hmax = w.status, w.cost, w.sup, w.supcost, w.hmax
-    sfirst, snext, sprev = w.sfirst, w.snext, w.sprev
-    stack, cursor, zone = w.stack, w.cursor, w.zone
-    tie_break = goal_zone_detection or border_detection
-    status[rt.art_goal] = _GOAL_ZONE
-    zone[0] = rt.art_goal
-    n_zone = 1
-    stack[0] = rt.art_goal
-    cursor[rt.art_goal] = ach_ptr[rt.art_goal]
-    top = 1
-    while top > 0:
-        p = stack[top - 1]
-        k = cursor[p]
-        end = ach_ptr[p + 1]
-        while k < end and cost[ach_idx[k]] != 0:
-            k += 1
-        if k == end:
-            top -= 1
+@njit(cache=True, nogil=True)
+def _first_exploration(ct, w, n_state):
+    q_.clear(w.queue)
+    w.status[:] = _UNREACHED
+    w.hmax[:] = _NO_COST
+    w.sup[:] = -1
+    w.supcost[:] = _NO_COST
+    for o in range(w.unsat.shape[0]):
+        w.unsat[o] = ct.pre_ptr[o + 1] - ct.pre_ptr[o]
+    for i in range(n_state):
+        _enqueue(w, w.props[i], 0)
+    _enqueue(w, ct.art_pre, 0)
+    while not q_.is_empty(w.queue):
+        popped, p = q_.pop(w.queue)
+        c = w.hmax[p]
+        if c < popped:
             continue
-        cursor[p] = k + 1
-        o = ach_idx[k]
-        if tie_break and sup[o] >= 0:
-            chosen = sup[o]
-            for j in range(pre_ptr[o], pre_ptr[o + 1]):
-                q = pre_idx[j]
-                if hmax[q] != supcost[o]:
-                    continue
-                if border_detection:
-                    border = True
-                    for m in range(ach_ptr[q], ach_ptr[q + 1]):
-                        if cost[ach_idx[m]] == 0:
-                            border = False
-                            break
-                    if border:
-                        chosen = q
-                        break
-                if goal_zone_detection and status[q] == _GOAL_ZONE:
-                    chosen = q
-                    break
-            if chosen != sup[o]:
-                _unlink(sfirst, snext, sprev, o, sup[o])
-                _link(sfirst, snext, sprev, o, chosen)
-                sup[o] = chosen
-        q = sup[o]
-        if q >= 0 and status[q] != _GOAL_ZONE:
-            status[q] = _GOAL_ZONE
-            zone[n_zone] = q
-            n_zone += 1
-            cursor[q] = ach_ptr[q]
-            stack[top] = q
-            top += 1
-    return n_zone
+        for k in range(ct.pre_of_ptr[p], ct.pre_of_ptr[p + 1]):
+            o = ct.pre_of_idx[k]
+            w.unsat[o] -= 1
+            if w.unsat[o] == 0:
+                w.sup[o] = p
+                w.supcost[o] = c
+                t = c + w.cost[o]
+                for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
+                    _enqueue(w, ct.eff_idx[j], t)
 
 
-@njit(cache=True)
-def _find_cut(rt, w, n_facts_true, n_zone):
-    """The cut: operators entering the goal zone from propositions reachable from the state along
-    supporter edges without crossing the zone (stored in ``w.fire``; returns its size).
-
-    Candidates are the achievers of zone propositions whose supporter lies outside the zone; the
-    forward pass from the state (depth-first, never through an operator with an effect in the
-    zone) marks the reachable propositions and stops as soon as every candidate's supporter is
-    marked, which in practice skips much of the pass. The cut is the set of candidates with a
-    marked supporter: the same set as a complete pass yields.
-    """
-    ach_ptr, ach_idx, eff_ptr, eff_idx = rt.ach_ptr, rt.ach_idx, rt.eff_ptr, rt.eff_idx
-    status, sup, sfirst, snext, stack = w.status, w.sup, w.sfirst, w.snext, w.stack
-    cand, is_cand, needed, cut = w.cand, w.is_cand, w.needed, w.fire
-    n_cand = 0
-    n_needed = 0  # supporters of candidates not yet marked
-    for i in range(n_zone):
-        z = w.zone[i]
-        for k in range(ach_ptr[z], ach_ptr[z + 1]):
-            o = ach_idx[k]
-            s = sup[o]
-            if s < 0 or status[s] == _GOAL_ZONE or is_cand[o]:
+@njit(cache=True, nogil=True)
+def _incremental_exploration(ct, w, n_cut):
+    # Fast Downward pretends the queue had as many pushes as there are propositions, so that it
+    # does not switch to a heap too eagerly.
+    q_.add_virtual_pushes(w.queue, ct.n_props)
+    for i in range(n_cut):
+        o = w.cut[i]
+        c = w.supcost[o] + w.cost[o]
+        for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
+            _enqueue(w, ct.eff_idx[j], c)
+    while not q_.is_empty(w.queue):
+        popped, p = q_.pop(w.queue)
+        c = w.hmax[p]
+        if c < popped:
+            continue
+        for k in range(ct.pre_of_ptr[p], ct.pre_of_ptr[p + 1]):
+            o = ct.pre_of_idx[k]
+            if w.sup[o] != p:
                 continue
-            is_cand[o] = 1
-            cand[n_cand] = o
-            n_cand += 1
-            if not needed[s]:
-                needed[s] = 1
-                n_needed += 1
+            old = w.supcost[o]
+            if old > c:
+                s = w.sup[o]
+                for j in range(ct.pre_ptr[o], ct.pre_ptr[o + 1]):
+                    if w.hmax[ct.pre_idx[j]] > w.hmax[s]:
+                        s = ct.pre_idx[j]
+                w.sup[o] = s
+                new = w.hmax[s]
+                w.supcost[o] = new
+                if new != old:
+                    t = new + w.cost[o]
+                    for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
+                        _enqueue(w, ct.eff_idx[j], t)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _break_supporter_ties(ct, w, o, goal_zone_detection, border_detection):
+    for j in range(ct.pre_ptr[o], ct.pre_ptr[o + 1]):
+        p = ct.pre_idx[j]
+        if w.hmax[p] != w.supcost[o]:
+            continue
+        if border_detection:
+            no_zero_cost_achiever = True
+            for m in range(ct.eff_of_ptr[p], ct.eff_of_ptr[p + 1]):
+                if w.cost[ct.eff_of_idx[m]] == 0:
+                    no_zero_cost_achiever = False
+                    break
+            if no_zero_cost_achiever:
+                w.sup[o] = p
+                return
+        if goal_zone_detection and w.status[p] == _GOAL_ZONE:
+            w.sup[o] = p
+            return
+
+
+@njit(cache=True, nogil=True)
+def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
+    """Fast Downward's recursive ``mark_goal_plateau(artificial goal)`` with an explicit stack of
+    (proposition, position in its achiever list) frames."""
+    stack = w.stack
+    tie_break = goal_zone_detection or border_detection
+    w.status[ct.art_goal] = _GOAL_ZONE
+    stack[0] = ct.art_goal
+    stack[1] = ct.eff_of_ptr[ct.art_goal]
+    top = 2
+    while top > 0:
+        p = stack[top - 2]
+        k = stack[top - 1]
+        if k == ct.eff_of_ptr[p + 1]:
+            top -= 2
+            continue
+        stack[top - 1] = k + 1
+        o = ct.eff_of_idx[k]
+        if w.cost[o] != 0:
+            continue
+        if tie_break:
+            _break_supporter_ties(ct, w, o, goal_zone_detection, border_detection)
+        s = w.sup[o]
+        if s >= 0 and w.status[s] != _GOAL_ZONE:
+            w.status[s] = _GOAL_ZONE
+            stack[top] = s
+            stack[top + 1] = ct.eff_of_ptr[s]
+            top += 2
+
+
+@njit(cache=True, nogil=True)
+def _second_exploration(ct, w, n_state):
+    """Explore forwards from the state along supporter edges; the operators entering the goal
+    zone form the cut (into ``w.cut``; returns its size)."""
+    stack = w.stack
     top = 0
-    status[rt.art_pre] = _BEFORE_GOAL_ZONE
-    n_needed -= needed[rt.art_pre]
-    stack[top] = rt.art_pre
+    w.status[ct.art_pre] = _BEFORE_GOAL_ZONE
+    stack[top] = ct.art_pre
     top += 1
-    for i in range(n_facts_true):
-        f = w.state_facts[i]
-        status[f] = _BEFORE_GOAL_ZONE
-        n_needed -= needed[f]
-        if sfirst[f] >= 0:  # only propositions supporting something need expanding
-            stack[top] = f
-            top += 1
-    while top > 0 and n_needed > 0:
+    for i in range(n_state):
+        p = w.props[i]
+        w.status[p] = _BEFORE_GOAL_ZONE
+        stack[top] = p
+        top += 1
+    n_cut = 0
+    while top > 0:
         top -= 1
         p = stack[top]
-        o = sfirst[p]
-        while o >= 0:
-            enters = False
-            for j in range(eff_ptr[o], eff_ptr[o + 1]):
-                if status[eff_idx[j]] == _GOAL_ZONE:
-                    enters = True
+        for k in range(ct.pre_of_ptr[p], ct.pre_of_ptr[p + 1]):
+            o = ct.pre_of_idx[k]
+            if w.sup[o] != p:
+                continue
+            reached_goal_zone = False
+            for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
+                if w.status[ct.eff_idx[j]] == _GOAL_ZONE:
+                    reached_goal_zone = True
+                    w.cut[n_cut] = o
+                    n_cut += 1
                     break
-            if not enters:
-                for j in range(eff_ptr[o], eff_ptr[o + 1]):
-                    e = eff_idx[j]
-                    if status[e] != _BEFORE_GOAL_ZONE:
-                        status[e] = _BEFORE_GOAL_ZONE
-                        n_needed -= needed[e]
-                        if sfirst[e] >= 0:
-                            stack[top] = e
-                            top += 1
-            o = snext[o]
-    n_cut = 0
-    for i in range(n_cand):
-        o = cand[i]
-        s = sup[o]
-        if status[s] == _BEFORE_GOAL_ZONE:
-            cut[n_cut] = o
-            n_cut += 1
-        is_cand[o] = 0
-        needed[s] = 0
+            if not reached_goal_zone:
+                for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
+                    e = ct.eff_idx[j]
+                    if w.status[e] != _BEFORE_GOAL_ZONE:
+                        w.status[e] = _BEFORE_GOAL_ZONE
+                        stack[top] = e
+                        top += 1
     return n_cut
 
 
-@njit(cache=True)
-def lmcut_value(words, rt, w, goal_zone_detection, border_detection):
-    """LM-cut value of one state (float64; ``inf`` for a relaxed dead end)."""
-    n_true = 0
-    for f in range(rt.n_facts):
-        if (words[f >> 6] >> np.uint64(f & 63)) & _ONE:
-            w.state_facts[n_true] = f
-            n_true += 1
-    w.cost[:] = rt.icost
-    _hmax_exploration(rt, w, n_true, 0, False)
-    art_goal = rt.art_goal
-    if w.status[art_goal] == _UNREACHED:
-        return np.inf
+@njit(cache=True, nogil=True)
+def lmcut_value(words, ct, fdr, w, goal_zone_detection, border_detection):
+    """LM-cut value of one state (-1 for a relaxed dead end)."""
+    w.cost[:] = ct.base_cost
+    n_state = state_props(words, fdr, w.props)
+    _first_exploration(ct, w, n_state)
+    if w.status[ct.art_goal] == _UNREACHED:
+        return -1
     h = 0
-    status, cost, cut = w.status, w.cost, w.fire
-    while w.hmax[art_goal] != 0:
-        n_zone = _mark_goal_plateau(rt, w, goal_zone_detection, border_detection)
-        n_cut = _find_cut(rt, w, n_true, n_zone)
+    while w.hmax[ct.art_goal] != 0:
+        _mark_goal_plateau(ct, w, goal_zone_detection, border_detection)
+        n_cut = _second_exploration(ct, w, n_state)
         if n_cut == 0:  # impossible while hmax(goal) > 0; guards against an endless loop
             raise RuntimeError("lmcut: empty cut")
         cut_cost = _NO_COST
         for i in range(n_cut):
-            if cost[cut[i]] < cut_cost:
-                cut_cost = cost[cut[i]]
+            cut_cost = min(cut_cost, w.cost[w.cut[i]])
         for i in range(n_cut):
-            cost[cut[i]] -= cut_cost
+            w.cost[w.cut[i]] -= cut_cost
         h += cut_cost
-        _hmax_exploration(rt, w, n_true, n_cut, True)
-        for p in range(rt.n_props):
-            if status[p] >= _GOAL_ZONE:
-                status[p] = _REACHED
-    return float(h)
+        _incremental_exploration(ct, w, n_cut)
+        for p in range(ct.n_props):
+            if w.status[p] >= _GOAL_ZONE:
+                w.status[p] = _REACHED
+    return h
 
 
 # nogil: a learned heuristic computes its bound on a second thread during its forward pass
 @njit(cache=True, nogil=True)
-def lmcut_batch(states, rt, w, out, goal_zone_detection, border_detection):
+def lmcut_batch(states, ct, fdr, w, out, goal_zone_detection, border_detection):
     """LM-cut of every row of `states` into `out`."""
     for i in range(states.shape[0]):
-        out[i] = lmcut_value(states[i], rt, w, goal_zone_detection, border_detection)
+        h = lmcut_value(states[i], ct, fdr, w, goal_zone_detection, border_detection)
+        out[i] = np.inf if h < 0 else h
 
 
 class LMCut(Heuristic):
     """LM-cut: sum of the costs of disjunctive action landmarks found by repeated hmax cuts
-    (admissible; dominates hmax). Needs non-negative integer action costs.
+    (admissible; dominates hmax); equal to Fast Downward's ``lmcut()``.
 
     Args:
         task: the task.
@@ -455,10 +297,10 @@ class LMCut(Heuristic):
         super().__init__(task)
         self.goal_zone_detection = bool(goal_zone_detection)
         self.border_detection = bool(border_detection)
-        self.rt = relaxed_task(task)
-        if not np.array_equal(self.rt.icost, self.rt.cost):
-            raise ConfigError(f"lmcut: task {task.name!r} has non-integer action costs")
-        self.work = new_work(self.rt)
+        self.ct = cut_task(task)
+        self.work = new_work(self.ct)
 
     def _evaluate(self, states: np.ndarray, out: np.ndarray) -> None:
-        lmcut_batch(states, self.rt, self.work, out, self.goal_zone_detection, self.border_detection)
+        lmcut_batch(
+            states, self.ct, self.task.fdr, self.work, out, self.goal_zone_detection, self.border_detection
+        )

@@ -1,129 +1,220 @@
-"""`RelaxedTask`: the delete relaxation of a `CompiledTask` as flat arrays for the heuristic kernels.
+"""The delete relaxations of a `CompiledTask` as flat arrays, built exactly as Fast Downward builds
+them, and the conversion of a packed state into Fast Downward's propositions.
 
-Two artificial propositions and one artificial operator make every kernel uniform (the same
-construction as Fast Downward's LM-cut, used here by all relaxation heuristics):
+Both structures live on the task's finite-domain view (`CompiledTask.fdr`): a proposition is a
+(variable, value) pair, "none of those" values included, numbered as Fast Downward numbers them.
 
-- proposition ``art_pre`` (index ``n_facts``) is true in every state and is the only
-  precondition of each precondition-free action, so no action has an empty precondition list
-  and precondition counters always fire from a popped proposition;
-- proposition ``art_goal`` (index ``n_facts + 1``) is the only effect of the goal operator
-  ``goal_op`` (index ``n_actions``, cost 0) whose preconditions are the goal facts (``art_pre``
-  when the goal is empty), so h(goal) is simply the value of ``art_goal``.
+- `UnaryTask` (hmax, hadd, hFF; Fast Downward's ``RelaxationHeuristic``): one *unary operator*
+  per effect of each operator, its precondition the operator's precondition (plus the effect's
+  guard) sorted and without duplicates; dominated unary operators are removed as in
+  Fast Downward's ``simplify()``; ``precondition_of`` lists follow unary-operator order.
+- `CutTask` (LM-cut; Fast Downward's ``LandmarkCutLandmarks``): one relaxed operator per
+  operator with all its effects, preconditions in the operator's own order, an artificial
+  precondition for operators without one and an artificial goal operator; ``precondition_of``
+  and ``effect_of`` lists follow operator order.
 
-Adjacency in both directions (proposition -> operators that need it, proposition -> operators
-that add it) is precomputed once per task in CSR form and cached per `CompiledTask`.
+These orders are what make ties break as in Fast Downward. Both are built once per task and
+cached (weakly) on it.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
+from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
-from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask
 
+# Fast Downward's RelaxationHeuristic::simplify tests dominating subsets only for unary operators
+# with at most this many preconditions.
+_MAX_PRECONDITIONS_TO_TEST = 5
 
-class RelaxedTask(NamedTuple):
-    """Delete-relaxed task arrays (see the module docstring). Operators ``0..n_actions-1`` are the
-    task's actions, operator ``goal_op`` is the artificial goal operator."""
 
-    n_facts: int
+class UnaryTask(NamedTuple):
+    """Unary operators of the delete relaxation (see the module docstring)."""
+
     n_props: int
-    n_ops: int
+    goal: np.ndarray  # int32: goal propositions, in Fast Downward's goal order
+    is_goal: np.ndarray  # int8 (n_props)
+    pre_ptr: np.ndarray  # int32 (n_unary + 1): preconditions of each unary operator (sorted)
+    pre_idx: np.ndarray
+    effect: np.ndarray  # int32 (n_unary): the proposition each unary operator adds
+    operator: np.ndarray  # int32 (n_unary): the operator it comes from
+    base_cost: np.ndarray  # int64 (n_unary)
+    pre_of_ptr: np.ndarray  # int32 (n_props + 1): unary operators having the proposition as precondition
+    pre_of_idx: np.ndarray
+    op_cost: np.ndarray  # int64 (n_operators)
+
+
+class CutTask(NamedTuple):
+    """Relaxed operators of LM-cut (see the module docstring). Propositions ``0..n_props-1`` are
+    the task's; ``art_pre`` and ``art_goal`` are the artificial ones; operator ``goal_op`` (the
+    last) is the artificial goal operator."""
+
+    n_props: int  # including the two artificial propositions
     art_pre: int
     art_goal: int
     goal_op: int
-    pre_ptr: np.ndarray  # int32 (n_ops + 1): preconditions of each operator (never empty)
+    pre_ptr: np.ndarray  # int32 (n_ops + 1): preconditions in operator order (never empty)
     pre_idx: np.ndarray
-    eff_ptr: np.ndarray  # int32 (n_ops + 1): add effects of each operator
+    eff_ptr: np.ndarray  # int32 (n_ops + 1)
     eff_idx: np.ndarray
-    pre_of_ptr: np.ndarray  # int32 (n_props + 1): operators having the proposition as precondition
+    pre_of_ptr: np.ndarray  # int32 (n_props + 1)
     pre_of_idx: np.ndarray
-    ach_ptr: np.ndarray  # int32 (n_props + 1): operators adding the proposition
-    ach_idx: np.ndarray
-    n_pre: np.ndarray  # int32 (n_ops): precondition counts
-    cost: np.ndarray  # float64 (n_ops): action costs, 0 for goal_op
-    icost: np.ndarray  # int64 (n_ops): the same costs as integers (LM-cut's bucket queue)
-    n_del: np.ndarray  # int32 (n_ops): delete-effect counts, 0 for goal_op
-    goal: np.ndarray  # int32: goal facts
+    eff_of_ptr: np.ndarray  # int32 (n_props + 1): operators adding the proposition
+    eff_of_idx: np.ndarray
+    base_cost: np.ndarray  # int64 (n_ops), 0 for the goal operator
 
 
-def _invert(ptr: np.ndarray, idx: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Transpose a CSR relation: row r -> columns becomes column c -> rows (rows ascending)."""
-    rows = np.repeat(np.arange(len(ptr) - 1, dtype=np.int32), np.diff(ptr))
-    order = np.argsort(idx, kind="stable")
-    inv_ptr = np.zeros(n_rows + 1, dtype=np.int32)
-    inv_ptr[1:] = np.cumsum(np.bincount(idx, minlength=n_rows))
-    return inv_ptr, rows[order].astype(np.int32)
+def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(lists) + 1, dtype=np.int32)
+    ptr[1:] = np.cumsum([len(x) for x in lists])
+    idx = np.fromiter((v for x in lists for v in x), dtype=np.int32, count=int(ptr[-1]))
+    return ptr, idx
 
 
-def _append_rows(ptr: np.ndarray, idx: np.ndarray, rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    extra = np.cumsum([len(r) for r in rows], dtype=np.int64) + ptr[-1]
-    new_ptr = np.concatenate([ptr, extra]).astype(np.int32)
-    new_idx = np.concatenate([idx, *rows]).astype(np.int32)
-    return new_ptr, new_idx
+def _occurrences(lists: list[list[int]], n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each row r, the indices i of the lists containing r (ascending, repeats kept)."""
+    inverse: list[list[int]] = [[] for _ in range(n_rows)]
+    for i, items in enumerate(lists):
+        for r in items:
+            inverse[r].append(i)
+    return _csr(inverse)
 
 
-def build_relaxed_task(task: CompiledTask) -> RelaxedTask:
-    """Build the relaxed arrays of `task` (use `relaxed_task`, which caches them)."""
-    n_facts, n_actions = task.n_facts, task.n_actions
-    art_pre, art_goal, goal_op = n_facts, n_facts + 1, n_actions
-    n_props, n_ops = n_facts + 2, n_actions + 1
+def _undominated(unary: list[tuple[tuple[int, ...], int, int, int]]) -> list[int]:
+    """Indices of the unary operators that Fast Downward's ``simplify()`` keeps.
 
-    # Preconditions: the action's own, or [art_pre] when it has none; the goal operator needs the goal.
-    counts = np.diff(task.pre_ptr)
-    empty = counts == 0
-    pre_counts = np.where(empty, 1, counts).astype(np.int64)
-    pre_ptr = np.zeros(n_actions + 1, dtype=np.int64)
-    pre_ptr[1:] = np.cumsum(pre_counts)
-    pre_idx = np.empty(int(pre_ptr[-1]), dtype=np.int32)
-    keep = np.repeat(~empty, pre_counts)
-    pre_idx[keep] = task.pre_idx
-    pre_idx[~keep] = art_pre
-    goal_pre = task.goal if len(task.goal) else np.array([art_pre], dtype=np.int32)
-    pre_ptr, pre_idx = _append_rows(pre_ptr, pre_idx, [goal_pre])
-    eff_ptr, eff_idx = _append_rows(task.add_ptr, task.add_idx, [np.array([art_goal], dtype=np.int32)])
+    Operator o1 dominates o2 when they have the same effect, pre(o1) is a subset of pre(o2),
+    cost(o1) <= cost(o2), and either one of the last two is strict or o1 comes first. Strict
+    subsets are tested only for operators with at most five preconditions.
+    """
+    best: dict[tuple[tuple[int, ...], int], tuple[int, int]] = {}
+    for i, (pre, eff, _, cost) in enumerate(unary):
+        key = (pre, eff)
+        old = best.get(key)
+        if old is None or (cost, i) < old:
+            best[key] = (cost, i)
+    keep = []
+    for i, (pre, eff, _, cost) in enumerate(unary):
+        if best[(pre, eff)][1] != i:
+            continue
+        dominated = False
+        if len(pre) <= _MAX_PRECONDITIONS_TO_TEST:
+            for size in range(len(pre)):
+                for subset in combinations(pre, size):
+                    found = best.get((subset, eff))
+                    if found is not None and found[0] <= cost:
+                        dominated = True
+                        break
+                if dominated:
+                    break
+        if not dominated:
+            keep.append(i)
+    return keep
 
-    pre_of_ptr, pre_of_idx = _invert(pre_ptr, pre_idx, n_props)
-    ach_ptr, ach_idx = _invert(eff_ptr, eff_idx, n_props)
 
-    costs = np.asarray(task.action_costs, dtype=np.float64)
-    if len(costs) != n_actions or np.any(costs < 0) or not np.all(np.isfinite(costs)):
-        raise ConfigError(f"task {task.name!r}: action costs must be finite and non-negative")
-    cost = np.append(costs, 0.0)
-    n_del = np.append(np.diff(task.del_ptr), 0).astype(np.int32)
-    return RelaxedTask(
-        n_facts=n_facts,
+def build_unary_task(task: CompiledTask) -> UnaryTask:
+    """Build the unary operators of `task` (use `unary_task`, which caches them)."""
+    fdr = task.fdr
+    n_props = fdr.n_props
+    unary: list[tuple[tuple[int, ...], int, int, int]] = []
+    for o in range(task.n_actions):
+        pre = fdr.pre_idx[fdr.pre_ptr[o] : fdr.pre_ptr[o + 1]].tolist()
+        for k in range(fdr.eff_ptr[o], fdr.eff_ptr[o + 1]):
+            guard = int(fdr.guard_idx[k])
+            props = [*pre, guard] if guard >= 0 else pre
+            unary.append((tuple(sorted(set(props))), int(fdr.eff_idx[k]), o, int(fdr.cost[o])))
+    unary = [unary[i] for i in _undominated(unary)]
+    pre_ptr, pre_idx = _csr([list(u[0]) for u in unary])
+    pre_of_ptr, pre_of_idx = _occurrences([list(u[0]) for u in unary], n_props)
+    is_goal = np.zeros(n_props, dtype=np.int8)
+    is_goal[fdr.goal] = 1
+    return UnaryTask(
         n_props=n_props,
-        n_ops=n_ops,
+        goal=np.asarray(fdr.goal, dtype=np.int32),
+        is_goal=is_goal,
+        pre_ptr=pre_ptr,
+        pre_idx=pre_idx,
+        effect=np.array([u[1] for u in unary], dtype=np.int32),
+        operator=np.array([u[2] for u in unary], dtype=np.int32),
+        base_cost=np.array([u[3] for u in unary], dtype=np.int64),
+        pre_of_ptr=pre_of_ptr,
+        pre_of_idx=pre_of_idx,
+        op_cost=np.asarray(fdr.cost, dtype=np.int64),
+    )
+
+
+def build_cut_task(task: CompiledTask) -> CutTask:
+    """Build the relaxed operators of LM-cut for `task` (use `cut_task`, which caches them)."""
+    fdr = task.fdr
+    n = fdr.n_props
+    art_pre, art_goal = n, n + 1
+    pre = [
+        fdr.pre_idx[fdr.pre_ptr[o] : fdr.pre_ptr[o + 1]].tolist() or [art_pre] for o in range(task.n_actions)
+    ]
+    eff = [fdr.eff_idx[fdr.eff_ptr[o] : fdr.eff_ptr[o + 1]].tolist() for o in range(task.n_actions)]
+    pre.append(fdr.goal.tolist() or [art_pre])
+    eff.append([art_goal])
+    pre_ptr, pre_idx = _csr(pre)
+    eff_ptr, eff_idx = _csr(eff)
+    pre_of_ptr, pre_of_idx = _occurrences(pre, n + 2)
+    eff_of_ptr, eff_of_idx = _occurrences(eff, n + 2)
+    return CutTask(
+        n_props=n + 2,
         art_pre=art_pre,
         art_goal=art_goal,
-        goal_op=goal_op,
+        goal_op=task.n_actions,
         pre_ptr=pre_ptr,
         pre_idx=pre_idx,
         eff_ptr=eff_ptr,
         eff_idx=eff_idx,
         pre_of_ptr=pre_of_ptr,
         pre_of_idx=pre_of_idx,
-        ach_ptr=ach_ptr,
-        ach_idx=ach_idx,
-        n_pre=np.diff(pre_ptr).astype(np.int32),
-        cost=cost,
-        icost=np.rint(cost).astype(np.int64),
-        n_del=n_del,
-        goal=np.asarray(task.goal, dtype=np.int32),
+        eff_of_ptr=eff_of_ptr,
+        eff_of_idx=eff_of_idx,
+        base_cost=np.append(np.asarray(fdr.cost, dtype=np.int64), 0),
     )
 
 
-_CACHE: weakref.WeakKeyDictionary[CompiledTask, RelaxedTask] = weakref.WeakKeyDictionary()
+def _cached(build: Callable[[CompiledTask], tuple]) -> Callable[[CompiledTask], tuple]:
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def get(task: CompiledTask):
+        value = cache.get(task)
+        if value is None:
+            value = cache[task] = build(task)
+        return value
+
+    get.__doc__ = f"The cached result of `{build.__name__}` for `task` (built on first use)."
+    return get
 
 
-def relaxed_task(task: CompiledTask) -> RelaxedTask:
-    """The `RelaxedTask` of `task`, built on first use and shared by all heuristics of the task."""
-    rt = _CACHE.get(task)
-    if rt is None:
-        rt = build_relaxed_task(task)
-        _CACHE[task] = rt
-    return rt
+unary_task = _cached(build_unary_task)
+cut_task = _cached(build_cut_task)
+
+
+@njit(cache=True, nogil=True)
+def state_props(words, fdr, out):
+    """Fast Downward's propositions of a packed state, in variable order, into `out`; returns how
+    many. A variable contributes its true fact, or its "none of those" value when none of its
+    facts holds. (A state outside the finite-domain encoding, with two facts of one variable or
+    none and no such value, contributes all or none of them.)"""
+    n = 0
+    for v in range(fdr.var_none.shape[0]):
+        found = False
+        for k in range(fdr.var_facts_ptr[v], fdr.var_facts_ptr[v + 1]):
+            f = fdr.var_facts_idx[k]
+            if holds(words, f):
+                out[n] = fdr.fact_prop[f]
+                n += 1
+                found = True
+        if not found and fdr.var_none[v] >= 0:
+            out[n] = fdr.var_none[v]
+            n += 1
+    return n

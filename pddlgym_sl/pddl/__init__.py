@@ -1,8 +1,9 @@
-"""PDDL reading: a line-aware reader and validator in front of pyperplan's parser.
+"""PDDL reading: a line-aware reader and validator in front of the grounder.
 
-`reader` tokenizes the text into a line-numbered tree, `validate` (with `checks` and `schema`)
-checks it against the STRIPS + typing fragment, and `load` hands the canonical tree to pyperplan.
-Every failure is a `PDDLError` naming the file, the line where known, and the cause.
+`reader` tokenizes the text into a line-numbered tree, `validate` (with `checks`) checks it
+against the fragment we compile and returns a `Domain` / `Problem` (see `schema`) holding a
+canonical tree for the grounder (`pddlgym_sl.translate`). Every failure is a `PDDLError` naming
+the file, the line where known, and the cause.
 """
 
 from pddlgym_sl.pddl.load import (
@@ -11,5 +12,14 @@ from pddlgym_sl.pddl.load import (
     parse_problem,
     parse_problem_string,
 )
+from pddlgym_sl.pddl.schema import Domain, DomainSchema, Problem
 
-__all__ = ["parse_domain", "parse_domain_string", "parse_problem", "parse_problem_string"]
+__all__ = [
+    "Domain",
+    "DomainSchema",
+    "Problem",
+    "parse_domain",
+    "parse_domain_string",
+    "parse_problem",
+    "parse_problem_string",
+]

@@ -2,8 +2,12 @@
 
 `Checker` knows the source file and checks the small shapes of PDDL (names, variables, typed
 lists, sections, requirements); `FormulaChecker` adds a `DomainSchema` and checks atoms,
-conditions and effects, raising on every construct outside STRIPS + typing. Every error carries
-the line of the offending node.
+conditions and effects, raising on every construct outside the fragment we compile: STRIPS with
+typing, negative conditions (``:negative-preconditions``) and equality (``:equality``). A
+construct of that fragment must still be declared: ``(not p)`` in a condition needs
+``:negative-preconditions`` and ``(= ?x ?y)`` needs ``:equality`` (``(not (= ?x ?y))`` needs only
+``:equality``, as most published domains write it). Every error carries the line of the
+offending node.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from pddlgym_sl.errors import ParseError, SemanticError, UnsupportedRequirementE
 from pddlgym_sl.pddl.reader import SList, Symbol, head_of
 from pddlgym_sl.pddl.schema import DomainSchema
 
-SUPPORTED_REQUIREMENTS = frozenset({":strips", ":typing"})
+SUPPORTED_REQUIREMENTS = (":strips", ":typing", ":negative-preconditions", ":equality")
+_SUPPORTED_TEXT = ", ".join(SUPPORTED_REQUIREMENTS)
 
 # Connectives and terms of conditions (preconditions, goals) outside STRIPS -> requirement.
 CONDITION_CONSTRUCTS = {
@@ -69,7 +74,15 @@ class Checker:
 
     def unsupported(self, what: str, requirement: str, node: Any) -> UnsupportedRequirementError:
         return UnsupportedRequirementError(
-            f"{what} needs requirement {requirement}, which is not supported (only :strips and :typing)",
+            f"{what} needs requirement {requirement}, which is not supported (supported: {_SUPPORTED_TEXT})",
+            file=self.source,
+            line=node.line,
+        )
+
+    def undeclared(self, what: str, requirement: str, node: Any) -> UnsupportedRequirementError:
+        return UnsupportedRequirementError(
+            f"{what} needs requirement {requirement}, which the file does not declare "
+            f"(add it to (:requirements ...))",
             file=self.source,
             line=node.line,
         )
@@ -113,16 +126,20 @@ class Checker:
             found[head] = sec
         return found
 
-    def requirements(self, sec: SList) -> None:
-        for req in sec[1:]:
+    def requirements(self, sec: SList | None) -> frozenset[str]:
+        """The declared requirements of a ``(:requirements ...)`` section (None: no section)."""
+        declared = set()
+        for req in sec[1:] if sec is not None else ():
             if not isinstance(req, Symbol) or not req.startswith(":"):
                 raise self.parse_error(f"expected a requirement like ':strips', found {req!r}", req)
             if req not in SUPPORTED_REQUIREMENTS:
                 raise UnsupportedRequirementError(
-                    f"requirement {req} is not supported (only :strips and :typing)",
+                    f"requirement {req} is not supported (supported: {_SUPPORTED_TEXT})",
                     file=self.source,
                     line=req.line,
                 )
+            declared.add(str(req))
+        return frozenset(declared)
 
     def typed_list(
         self, items: list, *, variables: bool, allow_either: bool, what: str
@@ -177,6 +194,7 @@ class Scope:
     objects: dict[str, str]  # usable object/constant -> type
     object_kind: str  # "constant" (in a domain) or "object" (in a problem)
     strict_types: bool  # problems: object type must be a subtype; actions: types must overlap
+    declared: frozenset[str] = frozenset()  # requirements declared by the domain (and problem)
 
 
 class FormulaChecker(Checker):
@@ -254,16 +272,51 @@ class FormulaChecker(Checker):
         return head if isinstance(head, Symbol) else None
 
     def condition(self, node: Any, scope: Scope, out: list[SList]) -> None:
-        """Append the atoms of a conjunctive condition to `out` (nested ``and`` flattened)."""
+        """Append the literals of a conjunctive condition to `out` (nested ``and`` flattened): atoms,
+        ``(not atom)``, ``(= t1 t2)`` and ``(not (= t1 t2))``."""
         head = self.head(node, scope)
         if head == "and":
             for child in node[1:]:
                 self.condition(child, scope, out)
+        elif head == "not":
+            inner = node[1] if len(node) == 2 else None
+            inner_head = head_of(inner)
+            if inner_head == "=":
+                out.append(SList(node.line, [head, self.equality(inner, scope)]))
+                return
+            if inner_head is None or inner_head in CONDITION_CONSTRUCTS or inner_head == "and":
+                raise self.unsupported(
+                    f"negative condition (not ...) around a formula in {scope.where}",
+                    ":disjunctive-preconditions",
+                    node,
+                )
+            if ":negative-preconditions" not in scope.declared:
+                raise self.undeclared(
+                    f"negative condition (not ...) in {scope.where}", ":negative-preconditions", node
+                )
+            out.append(SList(node.line, [head, self.atom(inner, scope)]))
+        elif head == "=":
+            out.append(self.equality(node, scope))
         elif head in CONDITION_CONSTRUCTS:
-            kind = "negative condition" if head == "not" else "construct"
-            raise self.unsupported(f"{kind} ({head} ...) in {scope.where}", CONDITION_CONSTRUCTS[head], node)
+            raise self.unsupported(
+                f"construct ({head} ...) in {scope.where}", CONDITION_CONSTRUCTS[head], node
+            )
         else:
             out.append(self.atom(node, scope))
+
+    def equality(self, node: SList, scope: Scope) -> SList:
+        """Check ``(= t1 t2)`` (two variables or objects); needs ``:equality``."""
+        if ":equality" not in scope.declared:
+            raise self.undeclared(f"equality (= ...) in {scope.where}", ":equality", node)
+        if len(node) != 3:
+            raise self.parse_error(f"(= ...) in {scope.where} takes exactly two terms", node)
+        for pos, arg in enumerate(node[1:], start=1):
+            if not isinstance(arg, Symbol):
+                raise self.parse_error(
+                    f"term {pos} of (= ...) in {scope.where} must be a name, not a list", arg
+                )
+            self.term_types(arg, scope)
+        return node
 
     def effect(self, node: Any, scope: Scope, out: list[SList]) -> None:
         """Append the literals of a conjunctive STRIPS effect to `out` (nested ``and`` flattened)."""
@@ -277,6 +330,8 @@ class FormulaChecker(Checker):
             if inner_head is None or inner_head in ("and", "not") or inner_head in EFFECT_CONSTRUCTS:
                 raise self.parse_error(f"(not ...) in {scope.where} must wrap exactly one atom", node)
             out.append(SList(node.line, [head, self.atom(inner, scope)]))
+        elif head == "=":
+            raise self.parse_error(f"equality (= ...) in {scope.where} cannot be an effect", node)
         elif head in EFFECT_CONSTRUCTS:
             req = EFFECT_CONSTRUCTS[head]
             if head == "increase" and len(node) > 1 and node[1] == ["total-cost"]:

@@ -1,14 +1,13 @@
-"""`DomainSchema`: the part of a parsed domain that problems are checked against.
+"""What validation produces: `DomainSchema` (the vocabulary problems are checked against), and the
+validated `Domain` and `Problem`, which also carry the canonical trees handed to the grounder.
 
-The problem validator needs only the domain's name, type hierarchy, constants and predicate
-signatures. `schema_of` reads them off any pyperplan ``Domain``, so `parse_problem` works with
-domains however they were parsed, and nothing extra has to be attached to pyperplan's objects.
+The grounder (`pddlgym_sl.translate`) and the encoders only need these small records, so nothing
+downstream depends on how the text was parsed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -17,9 +16,11 @@ class DomainSchema:
 
     Attributes:
         name: domain name.
-        types: declared type -> parent type (``object`` is the implicit root and not a key).
+        types: declared type -> parent type, in declaration order (``object`` is the implicit root
+            and not a key).
         constants: constant -> type.
-        predicates: predicate -> for each argument, the tuple of types it accepts.
+        predicates: predicate -> for each argument, the tuple of types it accepts (more than one
+            for ``(either ...)``), in declaration order.
     """
 
     name: str
@@ -43,18 +44,40 @@ class DomainSchema:
         return False
 
 
-def schema_of(domain: Any) -> DomainSchema:
-    """The `DomainSchema` of a pyperplan ``Domain`` (as returned by `parse_domain`)."""
-    types = {}
-    for name, t in domain.types.items():
-        if name != "object":
-            parent = t.parent
-            types[name] = parent if isinstance(parent, str) else getattr(parent, "name", "object")
-    return DomainSchema(
-        name=domain.name,
-        types=types,
-        constants={c: t.name for c, t in domain.constants.items()},
-        predicates={
-            n: tuple(tuple(t.name for t in ts) for _, ts in p.signature) for n, p in domain.predicates.items()
-        },
-    )
+@dataclass(frozen=True, eq=False)
+class Domain(DomainSchema):
+    """A validated domain file.
+
+    Attributes (besides the `DomainSchema` ones):
+        requirements: the declared requirements (a subset of the supported ones).
+        actions: action name -> its parameters as (variable, accepted types) pairs.
+        tree: the canonical ``(define (domain ...) ...)`` tree (nested lists of strings).
+        source: the file name (or the name given to `parse_domain_string`).
+    """
+
+    requirements: frozenset[str] = frozenset()
+    actions: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = field(default_factory=dict)
+    tree: list = field(default_factory=list, repr=False)
+    source: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """A validated problem file.
+
+    Attributes:
+        name, domain_name: the problem's and its domain's names.
+        requirements: the problem's own declared requirements.
+        objects: object -> type, the domain's constants first, then the problem's objects.
+        init: the initial atoms as ``"(pred a b)"`` names (lower case, single spaces).
+        tree: the canonical ``(define (problem ...) ...)`` tree.
+        source: the file name (or the name given to `parse_problem_string`).
+    """
+
+    name: str
+    domain_name: str
+    requirements: frozenset[str]
+    objects: dict[str, str]
+    init: tuple[str, ...]
+    tree: list = field(repr=False)
+    source: str | None = None

@@ -1,19 +1,23 @@
-"""Check a PDDL tree against the fragment we compile (STRIPS + typing) before pyperplan sees it.
+"""Check a PDDL tree against the fragment we compile before the grounder sees it.
 
-pyperplan accepts many broken inputs silently (unknown predicates in ``:init``, wrong arities,
-undefined objects, problems for another domain, requirements it ignores) and reports the rest
-without a line number. These checks run on the line-numbered tree from `reader.read` and raise
+The fragment: STRIPS with typing (hierarchies, constants, ``(either ...)``), negative conditions
+and equality. Grounders accept many broken inputs silently (unknown predicates in ``:init``,
+wrong arities, undefined objects, problems for another domain, requirements they ignore) and
+report the rest without a line number. These checks run on the line-numbered tree from
+`reader.read` and raise
 
 * `ParseError` for a wrong shape (sections, fields, typed lists, formulas),
-* `UnsupportedRequirementError` for any declared requirement other than ``:strips``/``:typing``
-  and for any *use* of a construct outside that fragment (``not`` in conditions, ``or``,
-  ``forall``, ``exists``, ``when``, ``=``, numeric expressions, ...), declared or not,
+* `UnsupportedRequirementError` for a declared requirement outside the fragment, for any *use*
+  of a construct outside it (``or``, ``forall``, ``exists``, ``when``, numeric expressions,
+  action costs, derived predicates, ...), and for a construct of the fragment whose requirement
+  is not declared (``not`` in a condition without ``:negative-preconditions``, ``=`` without
+  ``:equality``),
 * `SemanticError` for unknown or duplicate names, wrong arities and type mismatches,
 * `GroundingError` for a problem written for another domain,
 
-each with the file and line. On success they return the same content as a canonical tree in the
-exact shape pyperplan's parser expects (sections in its order, flat ``(and ...)`` conditions and
-effects, a regenerated ``:types`` list), so pyperplan never meets an input it would misread.
+each with the file and line. On success they return a `Domain` / `Problem` holding the same
+content as a canonical tree (sections in the standard order, flat ``(and ...)`` conditions and
+effects, a regenerated ``:types`` list) for the grounder.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from pddlgym_sl.pddl.checks import (
     define_header,
 )
 from pddlgym_sl.pddl.reader import SList, Symbol, head_of
-from pddlgym_sl.pddl.schema import DomainSchema
+from pddlgym_sl.pddl.schema import Domain, DomainSchema, Problem
 
 _DOMAIN_SECTIONS = (":requirements", ":types", ":constants", ":predicates")
 _PROBLEM_SECTIONS = (":domain", ":requirements", ":objects", ":init", ":goal")
@@ -39,13 +43,12 @@ _ACTION_FIELDS = (":parameters", ":precondition", ":effect")
 
 
 # --------------------------------------------------------------------------- domain
-def check_domain(tree: SList, source: str | Path | None = None) -> tuple[DomainSchema, list]:
-    """Validate a domain tree; return its schema and the canonical tree for pyperplan."""
+def check_domain(tree: SList, source: str | Path | None = None) -> Domain:
+    """Validate a domain tree; return the `Domain` with its canonical tree."""
     ck = Checker(source)
     name = define_header(ck, tree, "domain", "problem")
     sections = ck.sections(tree, (*_DOMAIN_SECTIONS, ":action"), "domain")
-    if ":requirements" in sections:
-        ck.requirements(sections[":requirements"])
+    declared = ck.requirements(sections.get(":requirements"))
 
     types = _domain_types(ck, sections.get(":types"))
     constants: dict[str, str] = {}
@@ -80,10 +83,11 @@ def check_domain(tree: SList, source: str | Path | None = None) -> tuple[DomainS
     schema = DomainSchema(name=str(name), types=types, constants=constants, predicates=predicates)
     fc = FormulaChecker(source, schema)
     actions: list[list] = []
+    signatures: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
     action_lines: dict[str, int] = {}
     for sec in tree[2:]:
         if sec[0] == ":action":
-            action = _action(fc, sec)
+            action, params = _action(fc, sec, declared)
             aname = action[1]
             if aname in action_lines:
                 raise ck.semantic_error(
@@ -91,15 +95,27 @@ def check_domain(tree: SList, source: str | Path | None = None) -> tuple[DomainS
                 )
             action_lines[aname] = aname.line
             actions.append(action)
+            signatures[str(aname)] = params
 
     canonical: list = ["define", ["domain", name]]
+    if declared:
+        canonical.append([":requirements", *sorted(declared)])
     if types:
         canonical.append([":types", *(x for t, p in types.items() for x in (t, "-", p))])
     if ":constants" in sections:
         canonical.append(sections[":constants"])
     canonical.append(sections.get(":predicates", [":predicates"]))
     canonical.extend(actions)
-    return schema, canonical
+    return Domain(
+        name=schema.name,
+        types=schema.types,
+        constants=schema.constants,
+        predicates=schema.predicates,
+        requirements=declared,
+        actions=signatures,
+        tree=canonical,
+        source=None if source is None else str(source),
+    )
 
 
 def _domain_types(ck: Checker, sec: SList | None) -> dict[str, str]:
@@ -139,8 +155,10 @@ def _unique_variables(ck: Checker, params: list[tuple[Symbol, tuple[Symbol, ...]
         seen.add(v)
 
 
-def _action(fc: FormulaChecker, sec: SList) -> list:
-    """Check one ``(:action ...)``; return its canonical form."""
+def _action(
+    fc: FormulaChecker, sec: SList, declared: frozenset[str]
+) -> tuple[list, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """Check one ``(:action ...)``; return its canonical form and its parameters."""
     if len(sec) < 2:
         raise fc.parse_error("(:action ...) needs a name", sec)
     aname = fc.name(sec[1], "an action name")
@@ -176,6 +194,7 @@ def _action(fc: FormulaChecker, sec: SList) -> list:
             objects=fc.schema.constants,
             object_kind="constant",
             strict_types=False,
+            declared=declared,
         )
 
     pre: list[SList] = []
@@ -184,7 +203,7 @@ def _action(fc: FormulaChecker, sec: SList) -> list:
         fc.condition(fields[":precondition"], scope("precondition"), pre)
     if ":effect" in fields and fields[":effect"] != []:
         fc.effect(fields[":effect"], scope("effect"), eff)
-    return [
+    canonical = [
         ":action",
         aname,
         ":parameters",
@@ -194,11 +213,12 @@ def _action(fc: FormulaChecker, sec: SList) -> list:
         ":effect",
         ["and", *eff],
     ]
+    return canonical, tuple((str(v), tuple(str(t) for t in ts)) for v, ts in params)
 
 
 # --------------------------------------------------------------------------- problem
-def check_problem(tree: SList, schema: DomainSchema, source: str | Path | None = None) -> list:
-    """Validate a problem tree against `schema`; return the canonical tree for pyperplan."""
+def check_problem(tree: SList, schema: Domain, source: str | Path | None = None) -> Problem:
+    """Validate a problem tree against its `Domain`; return the `Problem` with its canonical tree."""
     fc = FormulaChecker(source, schema)
     name = define_header(fc, tree, "problem", "domain")
     sections = fc.sections(tree, _PROBLEM_SECTIONS, "problem")
@@ -216,8 +236,7 @@ def check_problem(tree: SList, schema: DomainSchema, source: str | Path | None =
             file=source,
             line=dom.line,
         )
-    if ":requirements" in sections:
-        fc.requirements(sections[":requirements"])
+    declared = fc.requirements(sections.get(":requirements"))
 
     objects = dict(schema.constants)
     if ":objects" in sections:
@@ -236,13 +255,22 @@ def check_problem(tree: SList, schema: DomainSchema, source: str | Path | None =
             objects[o] = str(t)
 
     def scope(where: str) -> Scope:
-        return Scope(where=where, variables=None, objects=objects, object_kind="object", strict_types=True)
+        return Scope(
+            where=where,
+            variables=None,
+            objects=objects,
+            object_kind="object",
+            strict_types=True,
+            declared=schema.requirements | declared,
+        )
 
     init = []
     for atom in sections[":init"][1:]:
         head = head_of(atom)
         if head == "not":
             raise fc.parse_error("negative literal (not ...) in :init: list only the true atoms", atom)
+        if head == "=":
+            raise fc.unsupported("assignment (= ...) in :init", ":numeric-fluents", atom)
         if head in CONDITION_CONSTRUCTS:
             raise fc.unsupported(f"({head} ...) in :init", CONDITION_CONSTRUCTS[head], atom)
         init.append(fc.atom(atom, scope(":init")))
@@ -261,4 +289,16 @@ def check_problem(tree: SList, schema: DomainSchema, source: str | Path | None =
         canonical.append(sections[":objects"])
     canonical.append([":init", *init])
     canonical.append([":goal", ["and", *goal]])
-    return canonical
+    return Problem(
+        name=str(name),
+        domain_name=str(dname),
+        requirements=declared,
+        objects=objects,
+        init=tuple(dict.fromkeys(_atom_name(a) for a in init)),
+        tree=canonical,
+        source=None if source is None else str(source),
+    )
+
+
+def _atom_name(atom: list) -> str:
+    return "(" + " ".join(atom) + ")"

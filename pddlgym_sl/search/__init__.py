@@ -1,14 +1,15 @@
 """Search algorithms as plain functions returning a `SearchResult`.
 
-`gbfs` is the paper's evaluation algorithm (eager GBFS with a node-evaluation budget);
-`astar` gives optimal plans on small tasks. Both take a heuristic name, a heuristic object with
-``batch(states)`` or a plain batch function.
+`gbfs` is the paper's evaluation algorithm (eager GBFS with a node-evaluation budget); `astar`
+gives optimal plans. Both are Fast Downward's eager search on a compiled engine (`engine`) and
+take a heuristic name, a heuristic object with ``batch(states)`` or a plain batch function.
 """
 
 from pddlgym_sl.search.astar import astar
+from pddlgym_sl.search.driver import BatchEvaluator, BatchHeuristic
 from pddlgym_sl.search.gbfs import gbfs
 from pddlgym_sl.search.result import SearchResult
 
 SEARCHES = {"gbfs": gbfs, "astar": astar}
 
-__all__ = ["SEARCHES", "SearchResult", "astar", "gbfs"]
+__all__ = ["SEARCHES", "BatchEvaluator", "BatchHeuristic", "SearchResult", "astar", "gbfs"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pddlgym_sl.task import CompiledTask
+
 
 @dataclass
 class SearchResult:
@@ -14,8 +16,9 @@ class SearchResult:
         solved: a plan was found.
         plan: action names of the plan (empty when unsolved or when the initial state is a goal).
         cost: plan cost (unit costs: its length); None when unsolved.
-        evaluations: heuristic evaluations (states whose value was computed, the initial one included).
-        expansions: states expanded.
+        evaluations: states evaluated by the heuristic (the initial one included), as Fast
+            Downward's "Evaluated N state(s)".
+        expansions: states expanded (the goal state included, as Fast Downward counts).
         generated: successor states generated (duplicates included).
         seconds: wall-clock time of the search (excluding task loading).
         status: "solved", "evaluation_limit" (the next evaluation would exceed the budget),
@@ -33,6 +36,34 @@ class SearchResult:
     seconds: float
     status: str
     plan_indices: list[int] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def of(
+        cls,
+        task: CompiledTask,
+        status: str,
+        plan: list[int] | None,
+        seconds: float,
+        *,
+        evaluations: int,
+        expansions: int,
+        generated: int,
+    ) -> SearchResult:
+        """The result of a search that ended with `status` (with the action indices `plan` when
+        solved, else None)."""
+        solved = status == "solved"
+        indices = plan or []
+        return cls(
+            solved=solved,
+            plan=[task.actions[a] for a in indices],
+            cost=int(task.fdr.cost[indices].sum()) if solved else None,
+            evaluations=evaluations,
+            expansions=expansions,
+            generated=generated,
+            seconds=seconds,
+            status=status,
+            plan_indices=list(indices),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (keys: solved, plan, cost, evaluations, expansions, generated, seconds, status)."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pddlgym_sl.pddl import Domain
 from pddlgym_sl.task import CompiledTask, parse_atom
 
 __all__ = ["AtomTable", "Schema", "batch_bits", "state_bits"]
@@ -64,16 +65,14 @@ class Schema:
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def from_domain(cls, domain) -> Schema:
-        """Build from a pyperplan ``Domain`` (as returned by `pddlgym_sl.pddl.parse_domain`)."""
+    def from_domain(cls, domain: Domain) -> Schema:
+        """Build from a validated `Domain` (as returned by `pddlgym_sl.pddl.parse_domain`)."""
         names = list(domain.predicates)
-        arities = [len(p.signature) for p in domain.predicates.values()]
+        arities = [len(args) for args in domain.predicates.values()]
         declared = dict(zip(names, arities, strict=True))
-        parent = {name: (t.parent.name if t.parent is not None else None) for name, t in domain.types.items()}
+        parent: dict[str, str | None] = {"object": None, **domain.types}
         type_predicates: dict[str, str] = {}
         for t in domain.types:  # declaration order
-            if parent[t] is None:
-                continue
             pred = t if declared.get(t, 1) == 1 else f"type-{t}"
             type_predicates[t] = pred
             if pred not in declared:
@@ -81,7 +80,7 @@ class Schema:
                 names.append(pred)
                 arities.append(1)
         closure: dict[str, tuple[str, ...]] = {}
-        for t in domain.types:
+        for t in parent:
             chain, seen, cur = [], set(), t
             while cur is not None and cur not in seen:
                 seen.add(cur)

@@ -1,0 +1,206 @@
+"""Benchmark: the planning core on the IPC 2023 Learning Track tasks, beside Fast Downward.
+
+    python benchmarks/ipc_core.py [--part grounding search coverage] [--domains ...]
+                                  [--coverage-limit 10000] [--time-limit 60] [--jobs 1]
+
+Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) in the same run:
+
+- **grounding**: seconds to parse and ground every training task (``load_task``: our reader and
+  validator, Fast Downward's translator run in process, the compilation into arrays) against
+  Fast Downward's translator alone on the same files (its ``main()`` in process, output to a
+  scratch file); both best of three. Also the paper domains at their test sizes.
+- **search**: evaluations per second of GBFS + hFF (``eager_greedy([ff()])``) and of A* + LM-cut
+  (``astar(lmcut())``) on one testing-easy task per domain. Both planners expand the same nodes
+  (our search is Fast Downward's, node for node, which the script checks), so the ratio is Fast
+  Downward's search time over ours. Ours is the best of three runs after a warm-up (compilation
+  excluded); Fast Downward's search time is from its log.
+- **coverage**: tasks of ``testing-easy`` solved by GBFS + hFF within ``--coverage-limit``
+  evaluations (and ``--time-limit`` seconds), ours and Fast Downward's (solved when its
+  ``eager_greedy([ff()])`` run needed at most that many evaluations), with the total evaluations
+  on the tasks both solve.
+
+The tasks are read from ``../shared/ipc23-lt`` (see its SOURCE.md). Run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import domains
+from pddlgym_sl import load_task
+from pddlgym_sl.fd import run_fast_downward
+from pddlgym_sl.search import astar, gbfs
+
+IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
+IPC_DOMAINS = (
+    "blocksworld",
+    "childsnack",
+    "ferry",
+    "floortile",
+    "miconic",
+    "rovers",
+    "satellite",
+    "sokoban",
+    "spanner",
+    "transport",
+)
+# one testing-easy task per domain whose searches take long enough to time (seconds, not ms)
+SEARCH_TASKS = {
+    "gbfs": {d: "testing-easy/p20.pddl" for d in IPC_DOMAINS},
+    "astar": {d: "testing-easy/p05.pddl" for d in IPC_DOMAINS},
+}
+# the paper domains at the largest sizes of their test split (Table 3 of the paper)
+PAPER_TEST = {
+    "blocksworld": {"blocks": 14},
+    "ferry": {"locations": 14, "cars": 14},
+    "gripper": {"balls": 30},
+    "visitall": {"x": 10, "y": 10, "ratio": 1.0},
+}
+
+
+def best_of(n: int, fn) -> float:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def fd_translate(domain_file: Path, problem_file: Path) -> None:
+    """Fast Downward's translator, in this process, as its command line runs it."""
+    from fast_downward.translate import main as fd_main
+    from fast_downward.translate import options
+
+    with tempfile.NamedTemporaryFile(suffix=".sas") as sas, contextlib.redirect_stdout(io.StringIO()):
+        saved = options.options
+        options.set_options([str(domain_file), str(problem_file), "--sas-file", sas.name])
+        try:
+            fd_main.main()
+        finally:
+            options.options = saved
+
+
+def grounding(selected: tuple[str, ...]) -> None:
+    print("== grounding: seconds per task (best of 3), ours / Fast Downward's translator")
+    header = ("domain", "tasks", "ours total", "FD total", "ratio", "worst", "worst task")
+    print("{:12} {:>5} {:>10} {:>9} {:>6} {:>6} {:>12}".format(*header))
+    worst_overall = 0.0
+    for d in selected:
+        tasks = sorted((IPC / d / "training").glob("*.pddl"))
+        ours = fd = worst = 0.0
+        worst_task = ""
+        domain_file = IPC / d / "domain.pddl"
+        for p in tasks:
+            a = best_of(3, lambda p=p, f=domain_file: load_task(f, p))
+            b = best_of(3, lambda p=p, f=domain_file: fd_translate(f, p))
+            ours, fd = ours + a, fd + b
+            if a / b > worst:
+                worst, worst_task = a / b, p.name
+        worst_overall = max(worst_overall, worst)
+        print(f"{d:12} {len(tasks):5d} {ours:10.2f} {fd:9.2f} {ours / fd:6.2f} {worst:6.2f} {worst_task:>12}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for d, params in PAPER_TEST.items():
+            p = Path(tmp) / f"{d}.pddl"
+            p.write_text(domains.generate_problem(d, seed=1, **params))
+            a = best_of(3, lambda p=p, d=d: load_task(domains.domain_file(d), p))
+            b = best_of(3, lambda p=p, d=d: fd_translate(domains.domain_file(d), p))
+            worst_overall = max(worst_overall, a / b)
+            print(f"{'paper ' + d:12} {1:5d} {a:10.2f} {b:9.2f} {a / b:6.2f}")
+    print(f"largest ratio on any task: {worst_overall:.2f}")
+
+
+def _fd_search(domain_file: Path, problem_file: Path, config: str, time_limit: float) -> dict:
+    run = run_fast_downward(domain_file, problem_file, config, time_limit=time_limit)
+    return {
+        "solved": run.solved,
+        "evaluations": run.evaluations or 0,
+        "expansions": run.expansions,
+        "seconds": run.search_time,
+    }
+
+
+def search(selected: tuple[str, ...], time_limit: float) -> None:
+    for name, fn, heuristic, config in (
+        ("gbfs", gbfs, "hff", "eager_greedy([ff()])"),
+        ("astar", astar, "lmcut", "astar(lmcut())"),
+    ):
+        print(f"== {name} + {heuristic}: evaluations per second on one testing-easy task per domain")
+        header = ("domain", "task", "evals", "ours/s", "FD/s", "x FD", "same nodes")
+        print("{:12} {:>18} {:>8} {:>9} {:>9} {:>6} {:>10}".format(*header))
+        for d in selected:
+            task_file = IPC / d / SEARCH_TASKS[name][d]
+            ref = _fd_search(IPC / d / "domain.pddl", task_file, config, time_limit)
+            task = load_task(IPC / d / "domain.pddl", task_file)
+            fn(task, heuristic, max_evaluations=None, time_limit=time_limit)  # warm-up: compilation
+            runs = [fn(task, heuristic, max_evaluations=None, time_limit=time_limit) for _ in range(3)]
+            best = min(runs, key=lambda r: r.seconds)
+            same = (best.evaluations, best.expansions) == (ref["evaluations"], ref["expansions"])
+            ours_rate = best.evaluations / best.seconds
+            fd_rate = ref["evaluations"] / max(ref["seconds"] or 0.0, 1e-6)
+            print(
+                f"{d:12} {SEARCH_TASKS[name][d]:>18} {best.evaluations:8d} {ours_rate:9.0f} {fd_rate:9.0f} "
+                f"{ours_rate / fd_rate:6.2f} {'yes' if same else 'NO':>10}"
+            )
+
+
+def coverage(selected: tuple[str, ...], limit: int, time_limit: float) -> None:
+    print(
+        f"== coverage of GBFS + hFF on testing-easy: solved within {limit} evaluations and {time_limit:g} s"
+    )
+    print("(every plan of ours is validated by replay)")
+    print(f"{'domain':12} {'tasks':>5} {'ours':>5} {'FD':>5} {'evals ours':>11} {'evals FD':>9}")
+    totals = [0, 0, 0]
+    for d in selected:
+        tasks = sorted((IPC / d / "testing-easy").glob("*.pddl"))
+        solved_ours = solved_fd = evals_ours = evals_fd = 0
+        for p in tasks:
+            ref = _fd_search(IPC / d / "domain.pddl", p, "eager_greedy([ff()])", time_limit)
+            fd_ok = ref["solved"] and ref["evaluations"] <= limit
+            task = load_task(IPC / d / "domain.pddl", p)
+            result = gbfs(task, "hff", max_evaluations=limit, time_limit=time_limit)
+            if result.solved:
+                task.validate_plan(result.plan)  # raises on an invalid plan
+            solved_ours += result.solved
+            solved_fd += fd_ok
+            if result.solved and fd_ok:
+                evals_ours += result.evaluations
+                evals_fd += ref["evaluations"]
+        totals = [totals[0] + len(tasks), totals[1] + solved_ours, totals[2] + solved_fd]
+        print(f"{d:12} {len(tasks):5d} {solved_ours:5d} {solved_fd:5d} {evals_ours:11d} {evals_fd:9d}")
+    print(f"{'total':12} {totals[0]:5d} {totals[1]:5d} {totals[2]:5d}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--part",
+        nargs="+",
+        default=["grounding", "search", "coverage"],
+        choices=["grounding", "search", "coverage"],
+    )
+    parser.add_argument("--domains", nargs="+", default=list(IPC_DOMAINS), choices=IPC_DOMAINS)
+    parser.add_argument("--coverage-limit", type=int, default=10_000)
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    args = parser.parse_args(argv)
+    if not IPC.is_dir():
+        print(f"no IPC 2023 LT tasks at {IPC}", file=sys.stderr)
+        return 2
+    selected = tuple(args.domains)
+    if "grounding" in args.part:
+        grounding(selected)
+    if "search" in args.part:
+        search(selected, args.time_limit)
+    if "coverage" in args.part:
+        coverage(selected, args.coverage_limit, args.time_limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

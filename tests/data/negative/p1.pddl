@@ -1,0 +1,6 @@
+(define (problem doors-1) (:domain doors)
+  (:objects r1 r2 r3 r4 - room d12 d23 d34 - door k1 k2 - key)
+  (:init (at r1) (connects d12 r1 r2) (connects d12 r2 r1) (connects d23 r2 r3) (connects d23 r3 r2)
+         (connects d34 r3 r4) (connects d34 r4 r3) (locked d23) (locked d34)
+         (key-at k1 r1) (key-at k2 r2) (fits k1 d23) (fits k2 d34))
+  (:goal (and (at r4) (alarm r1) (visited r3) (not (locked d12)))))

@@ -1,0 +1,5 @@
+(define (problem doors-2) (:domain doors)
+  (:objects r1 r2 r3 - room d12 d23 - door k1 - key)
+  (:init (at r2) (connects d12 r1 r2) (connects d12 r2 r1) (connects d23 r2 r3) (connects d23 r3 r2)
+         (locked d12) (key-at k1 r3) (fits k1 d12))
+  (:goal (and (at r1) (alarm r3) (alarm r2))))
