@@ -8,7 +8,7 @@ is infinite is a proven dead end and gets ``inf``.
 
 With more than one torch thread, the bound and the residual base are computed on a second thread
 while the forward pass runs (the heuristics' kernels release the GIL), and the model's compiled
-kernels stay on the calling thread (`agents.models.nlm_kernels.inline_kernels`): on the few
+kernels stay on the calling thread (`agents.models.nlm.fast.threads.inline_kernels`): on the few
 states of one search expansion this hides the heuristics' time (LM-cut takes about a quarter of the
 network's on 30 objects), where splitting the forward pass over both cores gains less than the
 handover costs. The forward pass then also covers dead ends, whose value is ``inf`` all the same.
@@ -29,7 +29,7 @@ from agents.checkpoint import load_model_config, load_weights
 from agents.graphs import hypergraph_batch
 from agents.heads import Head, make_head
 from agents.models import make_model
-from agents.models.nlm_kernels import inline_kernels
+from agents.models.nlm.fast.threads import inline_kernels
 from pddlgym_sl.envs.encoders.nlm import NLMEncoder
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
