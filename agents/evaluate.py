@@ -214,16 +214,15 @@ def evaluate(args: Args) -> dict[str, Any]:
 
 def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
     """Test-split accuracy of a run's best checkpoint beside hFF and LM-cut (Table 1)."""
-    from agents.inputs import make_inputs
     from agents.learned_heuristic import TrainedModel
     from agents.metrics import baseline_mse, evaluate_split
+    from agents.models import model_spec
     from pddlgym_sl.data.dataset import load_split
 
     trained = TrainedModel.load(run, device=device)
     test = load_split(data / domain / "test")
-    metrics = evaluate_split(
-        trained.model, trained.head, make_inputs(trained.name, test), test, torch.device(device)
-    )
+    inputs = model_spec(trained.name).training_inputs(test)
+    metrics = evaluate_split(trained.model, trained.head, inputs, test, torch.device(device))
     return {
         **{f"test_{k}": v for k, v in metrics.items()},
         **{f"test_{k}": v for k, v in baseline_mse(test).items()},

@@ -41,9 +41,9 @@ from agents.checkpoint import (
     save_weights,
 )
 from agents.heads import make_head
-from agents.inputs import BucketSampler, make_inputs
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
-from agents.models import make_model
+from agents.models import make_model, model_spec
+from agents.sampler import BucketSampler
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
@@ -142,7 +142,8 @@ class Trainer:
         self.train = load_split(root / "train", max_problems=args.train_problems, seed=args.seed)
         self.val = load_split(root / "val")
         self.head = make_head(args.dist, sigma=args.sigma, residual=args.residual, bound=args.bound)
-        self.inputs = {"train": make_inputs(args.model, self.train), "val": make_inputs(args.model, self.val)}
+        spec = model_spec(args.model)
+        self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
         torch.manual_seed(args.seed)
         model_config = {
             "name": args.model,
@@ -151,7 +152,7 @@ class Trainer:
         }
         self.model = make_model(**model_config).to(device)
         self.model_config = {"model": model_config, "head": self.head.config, "domain": args.domain}
-        lr = args.lr if args.lr is not None else (1e-3 if args.model == "hgn" else 1e-2)
+        lr = args.lr if args.lr is not None else spec.lr
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=args.weight_decay)
         self.sampler = BucketSampler(self.inputs["train"].sizes(), args.batch_size, args.seed)
         self.step = 0
@@ -279,7 +280,7 @@ def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
     """Test-split accuracy of the best checkpoint, beside hFF's and LM-cut's."""
     test = load_split(args.data / args.domain / args.test_split)
     load_weights(run_dir / "best.safetensors", trainer.model)
-    inputs = make_inputs(args.model, test)
+    inputs = model_spec(args.model).training_inputs(test)
     model_metrics = evaluate_split(trainer.model, trainer.head, inputs, test, trainer.device)
     return {
         "test_states": len(test),

@@ -1,4 +1,4 @@
-"""Models (`agents.models`) and their inputs (`agents.graphs`)."""
+"""Models (`agents.models`) and their inputs."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import torch
 from torch_geometric.data import Batch
 from torch_geometric.loader import DataLoader
 
-from agents.graphs import hypergraph_batch, hypergraph_data, nlm_batch, nlm_channels, state_fact_matrix
 from agents.models import MODELS, NLM, STRIPSHGN, HypergraphData, LinearRegression, make_model
 from agents.models.nlm import masked_exists_forall, reference_nlm
 from agents.models.nlm.fast.arity3_block import Block3
+from agents.models.nlm.inputs import nlm_batch, nlm_channels
+from agents.models.strips_hgn.hypergraph import hypergraph_batch, hypergraph_data, state_fact_matrix
 from pddlgym_sl import load_task
 from pddlgym_sl.task import CompiledTask, parse_atom
 from tests.problems import DOMAINS

@@ -20,11 +20,24 @@ from __future__ import annotations
 
 from agents.models.nlm import compiled
 from agents.models.nlm.fast import COMPILED_PATH
+from agents.models.nlm.inputs import NLMSearchInputs, NLMTrainingInputs
 from agents.models.nlm.layer import NLMLayer
 from agents.models.nlm.network import NLM
 from agents.models.nlm.reductions import masked_exists_forall
 from agents.models.nlm.reference import reference_nlm
+from agents.models.spec import ModelSpec
 
-__all__ = ["NLM", "NLMLayer", "masked_exists_forall", "reference_nlm"]
+__all__ = ["NLM", "SPEC", "NLMLayer", "masked_exists_forall", "reference_nlm"]
 
 compiled.install(COMPILED_PATH)
+
+SPEC = ModelSpec(
+    name="nlm",
+    label="NLM",
+    network=NLM,
+    training_inputs=NLMTrainingInputs,
+    search_inputs=NLMSearchInputs,
+    lr=1e-2,
+)
+"""Paper settings (appendix C): breadth 3, depth 5, 8 hidden channels; AdamW at lr 1e-2, weight
+decay 1e-2."""
