@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from agents.errors import AgentError
 from agents.models.nlm.reductions import masked_exists_forall
 
 if TYPE_CHECKING:
@@ -116,14 +117,14 @@ class NLMLayer(nn.Module):
         self.activation = activation
         self.reduce_outputs = frozenset(int(r) for r in reduce_outputs)
         if self.reduce_outputs and (not activation or min(self.reduce_outputs) < 1):
-            raise ValueError("only activated outputs of arity >= 1 can be returned reduced")
+            raise AgentError("only activated outputs of arity >= 1 can be returned reduced")
         self.linears = nn.ModuleDict()
         self.input_parts: dict[int, tuple[int, int]] = {}
         for r, c_out in self.out_channels.items():
             c_exp = self.in_channels.get(r - 1, 0) if r >= 1 else 0
             c_own = self.in_channels.get(r, 0) + 2 * self.in_channels.get(r + 1, 0)
             if c_exp + c_own == 0:
-                raise ValueError(f"output arity {r} has no input of arity {r - 1}, {r} or {r + 1}")
+                raise AgentError(f"output arity {r} has no input of arity {r - 1}, {r} or {r + 1}")
             self.input_parts[r] = (c_exp, c_own)
             self.linears[str(r)] = nn.Linear(math.factorial(r) * (c_exp + c_own), c_out)
         self._perms = {r: list(itertools.permutations(range(r))) for r in self.out_channels}

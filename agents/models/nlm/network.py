@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Literal
 import torch
 from torch import Tensor, nn
 
+from agents.errors import AgentError
 from agents.models.nlm.compiled import installed
 from agents.models.nlm.layer import LazyArity3, NLMLayer
 
@@ -96,10 +97,10 @@ class NLM(nn.Module):
     ):
         super().__init__()
         if min(depth, breadth, hidden, n_outputs) < 1:
-            raise ValueError("depth, breadth, hidden and n_outputs must be positive")
+            raise AgentError("depth, breadth, hidden and n_outputs must be positive")
         self.in_channels = {int(k): int(c) for k, c in sorted(in_channels.items()) if c > 0}
         if not self.in_channels:
-            raise ValueError("the NLM needs at least one input channel")
+            raise AgentError("the NLM needs at least one input channel")
         self.n_outputs, self.breadth, self.depth, self.hidden = n_outputs, breadth, depth, hidden
         self.exclude_self = exclude_self
         wants: list[dict[int, int]] = []

@@ -22,6 +22,7 @@ import torch
 from numba import njit
 from torch import Tensor
 
+from agents.errors import AgentError
 from agents.models.nlm.fast.arrays import DTYPES, as_array, needs_grad, packed, pad_lanes, pad_last
 from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, real_objects
 from agents.models.nlm.fast.simd import (
@@ -396,7 +397,7 @@ def arity2_output(
         is padding).
     """
     if not 1 <= len(parts) <= 3:
-        raise ValueError(f"arity2_output takes 1 to 3 arity-2 parts, got {len(parts)}")
+        raise AgentError(f"arity2_output takes 1 to 3 arity-2 parts, got {len(parts)}")
     p0, p1, p2 = [*parts, None, None][:3]
     if needs_grad(x1, p0, p1, p2, weight, bias):
         return _Arity2Output.apply(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)

@@ -42,6 +42,7 @@ from collections import OrderedDict
 import numpy as np
 from numba import njit
 
+from agents.errors import AgentError
 from agents.models.nlm.fast.arity3_block import (
     expand_weight,
     gh_rows,
@@ -354,7 +355,7 @@ class Block3Memo:
         dt = self.b0.dtype
         ct8, cp8 = pad_lanes(self.ct), pad_lanes(self.cp)
         if (x2 is None) != (self.cp == 0):
-            raise ValueError("x2 is the second layer's input: give it exactly when w1 was given")
+            raise AgentError("x2 is the second layer's input: give it exactly when w1 was given")
         outs = tuple(
             np.empty((nb, big_n, big_n, ct8 if k < 2 else cp8), dt) for k in range(2 if x2 is None else 4)
         )
