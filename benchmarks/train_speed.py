@@ -2,7 +2,7 @@
 
     python benchmarks/train_speed.py [--data data/small] [--steps 30] [--threads 2]
 
-Builds the trainer of `agents.supervised` (TN head, learned sigma, hFF residual, the paper's
+Builds the trainer of `agents.apps.supervised` (TN head, learned sigma, hFF residual, the paper's
 optimiser settings) for each model on the same training split and times full training steps
 (batch assembly, forward, NLL, backward, gradient clipping, AdamW), after warm-up steps that
 absorb JIT compilation. The small ferry dataset is created if absent. Reference in the same
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from agents.supervised import Args, Trainer, ensure_dataset
+from agents.apps.supervised import Args, Trainer, ensure_dataset
 
 
 def main() -> None:
