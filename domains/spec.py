@@ -13,8 +13,10 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-__all__ = ["DomainSpec", "SplitGrid", "grid"]
+__all__ = ["DomainSpec", "SplitGrid", "bundled", "grid"]
 
 Params = Mapping[str, int | float]
 
@@ -67,3 +69,12 @@ class DomainSpec:
     def env_id(self) -> str:
         """The Gymnasium id, e.g. ``pddl/ferry-v0``."""
         return f"pddl/{self.name}-v{self.env_version}"
+
+
+def bundled(name: str, generator: ModuleType, splits: Mapping[str, SplitGrid], **facts: Any) -> DomainSpec:
+    """The spec of a domain bundled in this package: ``domains/<name>/`` holds ``domain.pddl`` beside
+    its ``generator`` module, whose ``generate`` and ``ABBREVIATIONS`` (the parameters) it takes;
+    ``facts`` are the other fields of `DomainSpec`."""
+    domain_file = Path(generator.__file__).resolve().parent / "domain.pddl"
+    parameters = generator.ABBREVIATIONS
+    return DomainSpec(name, domain_file, generator.generate, parameters, splits, **facts)

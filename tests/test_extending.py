@@ -60,4 +60,4 @@ def test_a_new_domain_and_model_work_end_to_end(tmp_path, monkeypatch):
     assert {c.name for c in cells} == {"line__toy__tn__learn__hff__s0", "line__toy__tn__learn__none__s0"}
 
     report = build_report([runs], tmp_path / "report", split="test", plots=False)
-    assert "toy regression" in report.table1 and "| line |" in report.table1
+    assert "### toy regression: test MSE" in report.table1 and "| line |" in report.table1

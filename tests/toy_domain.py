@@ -40,15 +40,10 @@ def generate(cells: int, seed: int, *, split: str | None = None) -> str:
     )
 
 
-SPEC = DomainSpec(
-    name="line",
-    domain_file=Path(__file__).resolve().parent / "data" / "toy" / "line.pddl",
-    generate=generate,
-    parameters=PARAMETERS,
-    splits={
-        "train": SplitGrid(range(1, 5), grid(cells=(3, 4))),
-        "val": SplitGrid(range(1, 3), grid(cells=(4,))),
-        "test": SplitGrid(range(1, 3), grid(cells=(5,))),
-    },
-    plan_defaults={"cells": 4},
-)
+SPLITS = {
+    "train": SplitGrid(range(1, 5), grid(cells=(3, 4))),
+    "val": SplitGrid(range(1, 3), grid(cells=(4,))),
+    "test": SplitGrid(range(1, 3), grid(cells=(5,))),
+}
+DOMAIN_FILE = Path(__file__).resolve().parent / "data" / "toy" / "line.pddl"
+SPEC = DomainSpec("line", DOMAIN_FILE, generate, PARAMETERS, SPLITS, plan_defaults={"cells": 4})

@@ -58,9 +58,5 @@ class HeuristicSearchInputs:
 
 
 SPEC = ModelSpec(
-    name="toy",
-    label="toy regression",
-    network=HeuristicRegression,
-    training_inputs=HeuristicTrainingInputs,
-    search_inputs=HeuristicSearchInputs,
+    HeuristicRegression, HeuristicTrainingInputs, HeuristicSearchInputs, name="toy", label="toy regression"
 )

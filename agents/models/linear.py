@@ -91,12 +91,11 @@ class FeatureSearchInputs:
 
 
 SPEC = ModelSpec(
+    LinearRegression,
+    FeatureTrainingInputs,
+    FeatureSearchInputs,
     name="linear",
     label="linear regression (LR)",
-    network=LinearRegression,
-    training_inputs=FeatureTrainingInputs,
-    search_inputs=FeatureSearchInputs,
-    lr=1e-2,
     paper_weight_decay=0.0,
 )
 """Paper settings (appendix C.1): AdamW at lr 1e-2, no weight decay."""

@@ -29,24 +29,24 @@ class ModelSpec:
     """One model of the registry.
 
     Attributes:
-        name: registry key, the ``--model`` value and the name in run directories and model.json.
-        label: the model's name in report titles ("NLM").
         network: the ``nn.Module`` class (or factory), called as ``network(n_outputs=...,
             **config)`` with ``config`` from `TrainingInputs.model_config` (stored in model.json).
         training_inputs: ``split -> TrainingInputs``, batches of a labelled split.
         search_inputs: ``(task, device, schema) -> SearchInputs``, batches of a task's states
             during search; ``schema`` (the domain's vocabulary, or None) may be shared by the
             tasks of one domain.
+        name: registry key, the ``--model`` value and the name in run directories and model.json.
+        label: the model's name in report titles ("NLM").
         lr: the AdamW learning rate of the paper, and the trainer's default (``--lr``).
         paper_weight_decay: the paper's AdamW weight decay (appendix C.1), written into the
             ``configs/<domain>-<model>.yaml`` presets.
     """
 
-    name: str
-    label: str
     network: Callable[..., nn.Module]
     training_inputs: Callable[[LabelledSplit], TrainingInputs]
     search_inputs: Callable[[CompiledTask, torch.device, Schema | None], SearchInputs]
+    name: str
+    label: str
     lr: float = 1e-2
     paper_weight_decay: float = 1e-2
 

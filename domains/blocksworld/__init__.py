@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from domains.blocksworld import generator
-from domains.spec import DomainSpec, SplitGrid, grid
+from domains.spec import SplitGrid, bundled, grid
 
-__all__ = ["SPEC"]
+TABLE3 = {
+    "train": SplitGrid(range(1, 39), grid(blocks=range(5, 17))),
+    "val": SplitGrid(range(1, 12), grid(blocks=range(5, 17))),
+    "test": SplitGrid(range(1, 12), grid(blocks=range(11, 23))),
+}
+"""The paper's splits (appendix C, Table 3): seeds × parameter settings."""
+REDUCED_TEST = SplitGrid(range(1, 12), grid(blocks=(11, 12, 13)))
+"""The ``test-reduced`` preset: larger than training, solved by A* + LM-cut in minutes."""
+PLAN_DEFAULTS = {"blocks": 6}
+"""The generator parameters of ``python -m pddlgym_sl.plan blocksworld``."""
 
-SPEC = DomainSpec(
-    name="blocksworld",
-    domain_file=Path(__file__).resolve().parent / "domain.pddl",
-    generate=generator.generate,
-    parameters=generator.ABBREVIATIONS,
-    splits={
-        "train": SplitGrid(range(1, 39), grid(blocks=range(5, 17))),
-        "val": SplitGrid(range(1, 12), grid(blocks=range(5, 17))),
-        "test": SplitGrid(range(1, 12), grid(blocks=range(11, 23))),
-    },
-    reduced_test=SplitGrid(range(1, 12), grid(blocks=(11, 12, 13))),
-    plan_defaults={"blocks": 6},
-)
-"""Table 3 of the paper (train / val / test), the test-reduced preset and the plan CLI's default."""
+SPEC = bundled("blocksworld", generator, TABLE3, reduced_test=REDUCED_TEST, plan_defaults=PLAN_DEFAULTS)

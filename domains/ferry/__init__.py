@@ -1,25 +1,19 @@
-"""The ferry domain: ``domain.pddl`` (package data), its problem ``generator`` and its `SPEC`."""
+"""The ferry domain: ``domain.pddl``, its problem ``generator`` and its `SPEC`."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from domains.ferry import generator
-from domains.spec import DomainSpec, SplitGrid, grid
+from domains.spec import SplitGrid, bundled, grid
 
-__all__ = ["SPEC"]
+TABLE3 = {
+    "train": SplitGrid(range(1, 17), grid(locations=range(2, 7), cars=range(2, 7))),
+    "val": SplitGrid(range(1, 5), grid(locations=range(2, 7), cars=range(2, 7))),
+    "test": SplitGrid(range(1, 17), grid(locations=(10, 15, 20, 25, 30), cars=(10, 15, 20, 25, 30))),
+}
+"""The paper's splits (appendix C, Table 3): seeds × parameter settings."""
+REDUCED_TEST = SplitGrid(range(1, 5), grid(locations=(7, 8, 9), cars=(7, 8, 9)))
+"""The ``test-reduced`` preset: larger than training, solved by A* + LM-cut in minutes."""
+PLAN_DEFAULTS = {"locations": 5, "cars": 5}
+"""The generator parameters of ``python -m pddlgym_sl.plan ferry``."""
 
-SPEC = DomainSpec(
-    name="ferry",
-    domain_file=Path(__file__).resolve().parent / "domain.pddl",
-    generate=generator.generate,
-    parameters=generator.ABBREVIATIONS,
-    splits={
-        "train": SplitGrid(range(1, 17), grid(locations=range(2, 7), cars=range(2, 7))),
-        "val": SplitGrid(range(1, 5), grid(locations=range(2, 7), cars=range(2, 7))),
-        "test": SplitGrid(range(1, 17), grid(locations=(10, 15, 20, 25, 30), cars=(10, 15, 20, 25, 30))),
-    },
-    reduced_test=SplitGrid(range(1, 5), grid(locations=(7, 8, 9), cars=(7, 8, 9))),
-    plan_defaults={"locations": 5, "cars": 5},
-)
-"""Table 3 of the paper (train / val / test), the test-reduced preset and the plan CLI's default."""
+SPEC = bundled("ferry", generator, TABLE3, reduced_test=REDUCED_TEST, plan_defaults=PLAN_DEFAULTS)

@@ -31,13 +31,6 @@ __all__ = ["NLM", "SPEC", "NLMLayer", "masked_exists_forall", "reference_nlm"]
 
 compiled.install(COMPILED_PATH)
 
-SPEC = ModelSpec(
-    name="nlm",
-    label="NLM",
-    network=NLM,
-    training_inputs=NLMTrainingInputs,
-    search_inputs=NLMSearchInputs,
-    lr=1e-2,
-)
+SPEC = ModelSpec(NLM, NLMTrainingInputs, NLMSearchInputs, name="nlm", label="NLM", lr=1e-2)
 """Paper settings (appendix C): breadth 3, depth 5, 8 hidden channels; AdamW at lr 1e-2, weight
 decay 1e-2."""

@@ -20,11 +20,6 @@ from agents.models.strips_hgn.network import STRIPSHGN, HypergraphNetworkBlock
 __all__ = ["SPEC", "STRIPSHGN", "HypergraphData", "HypergraphNetworkBlock"]
 
 SPEC = ModelSpec(
-    name="hgn",
-    label="STRIPS-HGN",
-    network=STRIPSHGN,
-    training_inputs=HypergraphTrainingInputs,
-    search_inputs=HypergraphSearchInputs,
-    lr=1e-3,
+    STRIPSHGN, HypergraphTrainingInputs, HypergraphSearchInputs, name="hgn", label="STRIPS-HGN", lr=1e-3
 )
 """Paper settings (appendix C): AdamW at lr 1e-3, weight decay 1e-2."""
