@@ -20,7 +20,7 @@ import torch
 
 __all__ = ["inline_kernels", "kernel_threads", "parallel", "split_batch"]
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None  # (pid of the creating process, pool)
+_POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (pid of the creating process, threads, pool)
 _CHUNKS_PER_THREAD = 4
 """Batch slices per thread: a thread that finishes early (or a core shared with another process)
 takes more of them."""
@@ -64,11 +64,12 @@ def parallel(jobs: list[Callable[[], Any]]) -> None:
             job()
         return
     # a forked child (e.g. a DataLoader worker) inherits the pool without its threads: new pool
-    if _POOL is None or _POOL[0] != os.getpid() or _POOL[1]._max_workers != threads:
+    if _POOL is None or _POOL[0] != os.getpid() or _POOL[1] != threads:
         if _POOL is not None and _POOL[0] == os.getpid():
-            _POOL[1].shutdown(wait=False)
-        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nlm-kernels"))
-    for future in [_POOL[1].submit(job) for job in jobs]:
+            _POOL[2].shutdown(wait=False)
+        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nlm-kernels")
+        _POOL = (os.getpid(), threads, pool)
+    for future in [_POOL[2].submit(job) for job in jobs]:
         future.result()
 
 
