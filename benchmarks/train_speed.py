@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from agents.apps.supervised import Args, Trainer, ensure_dataset
+from agents.models import MODELS
 
 
 def main() -> None:
@@ -34,7 +35,7 @@ def main() -> None:
     print(f"ferry train split of {args.data}, batch {args.batch_size}, {args.threads} threads")
     print(f"{'model':<8} {'steps/s':>9} {'ms/step':>9}")
     with tempfile.TemporaryDirectory() as tmp:
-        for model in ("linear", "nlm", "hgn"):
+        for model in ("linear", *(m for m in MODELS if m != "linear")):  # the reference first
             run_args = Args(model=model, data=args.data, batch_size=args.batch_size)
             trainer = Trainer(run_args, Path(tmp), torch.device("cpu"))
             for _ in range(args.warmup):

@@ -19,10 +19,10 @@ from torch import Tensor
 if TYPE_CHECKING:
     from agents.models.nlm.network import NLM
 
-__all__ = ["CompiledPath", "InferencePlan", "install", "installed"]
+__all__ = ["CompiledPath", "ForwardPlan", "install", "installed"]
 
 
-class InferencePlan(Protocol):
+class ForwardPlan(Protocol):
     """A gradient-free forward of one `NLM` with its weights laid out once."""
 
     def current(self, model: NLM) -> bool:
@@ -46,14 +46,14 @@ class CompiledPath:
             activated arity-2 output, or its (∃, ∀) when ``reduce``.
         arity3_block: ``(x, w0, b0, x2, w1, b1, mask, exclude_self) -> (∃T, ∀T, ∃Y, ∀Y)``, the
             arity-3 block of two consecutive layers (`agents.models.nlm.layer.LazyArity3`).
-        inference_plan: ``model -> InferencePlan | None``, the gradient-free forward of a network
+        inference_plan: ``model -> ForwardPlan | None``, the gradient-free forward of a network
             (None for a network outside its cover).
     """
 
     exists_forall: Callable[..., tuple[Tensor, Tensor]]
     arity2_output: Callable[..., Any]
     arity3_block: Callable[..., tuple]
-    inference_plan: Callable[[NLM], InferencePlan | None]
+    inference_plan: Callable[[NLM], ForwardPlan | None]
 
 
 _INSTALLED: list[CompiledPath] = []

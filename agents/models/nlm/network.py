@@ -55,7 +55,7 @@ from agents.models.nlm.compiled import installed
 from agents.models.nlm.layer import LazyArity3, NLMLayer
 
 if TYPE_CHECKING:
-    from agents.models.nlm.compiled import CompiledPath, InferencePlan
+    from agents.models.nlm.compiled import CompiledPath, ForwardPlan
 
 __all__ = ["NLM"]
 
@@ -144,7 +144,7 @@ class NLM(nn.Module):
         self.layers = nn.ModuleList(layers)
         self.fused = fused
         self._distinct: dict[tuple[int, int, str], Tensor] = {}
-        self._plan: InferencePlan | Literal[False] | None = None  # see _inference_plan
+        self._plan: ForwardPlan | Literal[False] | None = None  # see _inference_plan
 
     def reset_parameters(self) -> None:
         for layer in self.layers:
@@ -176,7 +176,7 @@ class NLM(nn.Module):
         assert isinstance(out, Tensor)
         return out
 
-    def _inference_plan(self, path: CompiledPath) -> InferencePlan | None:
+    def _inference_plan(self, path: CompiledPath) -> ForwardPlan | None:
         """The gradient-free CPU forward of this network by ``path``, rebuilt when the parameters
         change; None when the network is outside the compiled path's cover."""
         plan = self._plan
