@@ -1,0 +1,22 @@
+"""Learning search heuristics with (truncated) Gaussian heads: a library, and the applications on it.
+
+The library (import from here):
+
+=======================  ==============================================================
+module                   what
+=======================  ==============================================================
+`distributions`          Gaussian and truncated Gaussian, numerically stable, differentiable
+`tn_mean`                the TN mean for search, compiled
+`heads`                  N / TN heads: raw model outputs + symbolic bounds -> h* distribution
+`models/`                the model registry (`MODELS`) and the models: NLM, STRIPS-HGN, linear
+`inputs`, `sampler`      what input builders implement; size-bucketed training batches
+`metrics`                test accuracy of a model on a labelled split (the paper's Table 1)
+`checkpoint`             weights and training state that load without unpickling
+`learned_heuristic`      a trained run as a batch heuristic for `pddlgym_sl.search`
+`errors`                 `AgentError`, under the project's one root `pddlgym_sl.errors.PDDLError`
+=======================  ==============================================================
+
+The applications are in `agents.apps` (training, evaluation, report, sweep, RL); the modules
+`agents.supervised`, `agents.evaluate`, `agents.report`, `agents.sweep` and `agents.rl` only
+forward ``python -m agents.<name>`` to them.
+"""

@@ -106,6 +106,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from agents.errors import AgentError
+
 __all__ = ["Gaussian", "TruncatedGaussian"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -113,15 +115,17 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
-_TAYLOR_H = 1.0  # T regime: h < 1 and h·c < 1.5 (see the module docstring)
-_TAYLOR_HC = 1.5
-_TAYLOR_TERMS = {torch.float64: 14, torch.float32: 9}  # k = 0..K-1 (Hermite degree ≤ 2K-1)
+# The regime thresholds and series coefficients below are public: `agents.tn_mean` compiles the
+# same formulas for search and must use the same constants.
+TAYLOR_H = 1.0  # T regime: h < 1 and h·c < 1.5 (see the module docstring)
+TAYLOR_HC = 1.5
+TAYLOR_TERMS = {torch.float64: 14, torch.float32: 9}  # k = 0..K-1 (Hermite degree ≤ 2K-1)
 _MAX_TERMS = 24
-_FAR_BOUND_D = 700.0  # e^{-D} below this is treated as 0 (the far bound is irrelevant)
+FAR_BOUND_D = 700.0  # e^{-D} below this is treated as 0 (the far bound is irrelevant)
 
 _FACT = [math.factorial(n) for n in range(2 * _MAX_TERMS + 2)]
-_S0_COEF = [1.0 / _FACT[2 * k + 1] for k in range(_MAX_TERMS)]
-_S1_COEF = [-1.0 / ((2 * k + 3) * _FACT[2 * k + 1]) for k in range(_MAX_TERMS)]
+S0_COEF = [1.0 / _FACT[2 * k + 1] for k in range(_MAX_TERMS)]
+S1_COEF = [-1.0 / ((2 * k + 3) * _FACT[2 * k + 1]) for k in range(_MAX_TERMS)]
 _S2_COEF = [1.0 / ((2 * k + 3) * _FACT[2 * k]) for k in range(_MAX_TERMS)]
 
 TensorLike = Tensor | float
@@ -143,7 +147,7 @@ def _as_tensors(*values: TensorLike) -> tuple[list[Tensor], torch.dtype]:
 
 
 # (t_min, terms): continued-fraction terms that reach rounding level for all t ≥ t_min
-_CF_TERMS = {
+CF_TERMS = {
     torch.float64: ((20.0, 8), (12.0, 12), (8.0, 16), (5.0, 24), (4.0, 32), (3.0, 48)),
     torch.float32: ((20.0, 4), (8.0, 6), (5.0, 8), (4.0, 10), (3.0, 12), (2.0, 24)),
 }
@@ -162,7 +166,7 @@ def _tail(t: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """
     if t.numel() == 0:
         return t, t, t
-    table = _CF_TERMS[torch.float64 if t.dtype == torch.float64 else torch.float32]
+    table = CF_TERMS[torch.float64 if t.dtype == torch.float64 else torch.float32]
     start = table[-1][0]
     with torch.no_grad():
         use_cf = t >= start
@@ -210,17 +214,17 @@ def _taylor(h: Tensor, c: Tensor) -> _Stats:
     ch = c * h
     h2 = h * h
     hn_prev, hn = torch.ones_like(h), ch  # He_0 h^0, He_1 h^1
-    s0 = torch.zeros_like(h) + _S0_COEF[0]
-    s1 = _S1_COEF[0] * hn
+    s0 = torch.zeros_like(h) + S0_COEF[0]
+    s1 = S1_COEF[0] * hn
     s2 = torch.zeros_like(h) + _S2_COEF[0]
-    for k in range(1, _TAYLOR_TERMS.get(h.dtype, _TAYLOR_TERMS[torch.float64])):
+    for k in range(1, TAYLOR_TERMS.get(h.dtype, TAYLOR_TERMS[torch.float64])):
         # advance to H_{2k} and H_{2k+1}
         n = 2 * k - 1
         hn_prev, hn = hn, ch * hn - n * h2 * hn_prev  # H_{2k}
-        s0 = s0 + _S0_COEF[k] * hn
+        s0 = s0 + S0_COEF[k] * hn
         s2 = s2 + _S2_COEF[k] * hn
         hn_prev, hn = hn, ch * hn - (n + 1) * h2 * hn_prev  # H_{2k+1}
-        s1 = s1 + _S1_COEF[k] * hn
+        s1 = s1 + S1_COEF[k] * hn
     s1 = h * s1
     s2 = h2 * s2
     off = s1 / s0
@@ -289,7 +293,7 @@ class Gaussian:
     def __init__(self, mu: TensorLike, sigma: TensorLike, *, validate_args: bool = False) -> None:
         (mu, sigma), self._dtype = _as_tensors(mu, sigma)
         if validate_args and not bool((sigma > 0).all()):
-            raise ValueError("Gaussian: sigma must be > 0")
+            raise AgentError("Gaussian: sigma must be > 0")
         self.mu, self.sigma = mu, sigma
 
     @property
@@ -352,9 +356,9 @@ class TruncatedGaussian:
         (mu, sigma, low, high), self._dtype = _as_tensors(mu, sigma, low, high)
         if validate_args:
             if not bool((sigma > 0).all()):
-                raise ValueError("TruncatedGaussian: sigma must be > 0")
+                raise AgentError("TruncatedGaussian: sigma must be > 0")
             if not bool((low < high).all()):
-                raise ValueError("TruncatedGaussian: low must be < high")
+                raise AgentError("TruncatedGaussian: low must be < high")
         self.mu, self.sigma, self.low, self.high = mu, sigma, low, high
 
         with torch.no_grad():
@@ -380,11 +384,11 @@ class TruncatedGaussian:
         c = a + h  # canonical midpoint (≥ 0 up to rounding); mid − μ would carry mid's rounding
 
         with torch.no_grad():
-            is_t = ~far_is_inf & (h < _TAYLOR_H) & (h * c.abs() < _TAYLOR_HC)
+            is_t = ~far_is_inf & (h < TAYLOR_H) & (h * c.abs() < TAYLOR_HC)
             is_a = ~is_t & ~both_inf & (a >= 0)
             is_m = ~is_t & ~is_a
             d_far = torch.where(far_is_inf, math.inf, w * (a + 0.5 * w))
-            far_inf = far_is_inf | ~(d_far <= _FAR_BOUND_D)
+            far_inf = far_is_inf | ~(d_far <= FAR_BOUND_D)
 
         # Each regime sees harmless inputs where it is not selected ("safe where"); a regime that
         # no element selects is skipped (cheap: most batches are all-A or all-M).

@@ -57,6 +57,8 @@ import torch
 from torch import Tensor
 
 from agents.distributions import Gaussian, TruncatedGaussian
+from agents.errors import AgentError
+from pddlgym_sl.data.labels import BOUND_NAMES, INFORMATIVE_NAMES
 
 __all__ = [
     "BOUNDS",
@@ -73,8 +75,10 @@ __all__ = [
 
 DISTS = ("n", "tn")
 SIGMAS = ("learn", "fixed")
-RESIDUALS = ("none", "hff", "lmcut")
-BOUNDS = ("lmcut", "hmax", "blind")
+BOUNDS = BOUND_NAMES
+"""Lower bounds: the admissible heuristics of `pddlgym_sl.heuristics.HEURISTICS` (lmcut, hmax, blind)."""
+RESIDUALS = ("none", INFORMATIVE_NAMES[0], BOUND_NAMES[0])
+"""No residual, or one over the most informative heuristic of either kind (hff, lmcut)."""
 UPPERS = ("none", "inf")
 
 OPEN_BOUND_EPS = 0.1  # appendix B.3: l − ε, u + ε
@@ -85,7 +89,7 @@ SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0  # σ = 0.1 + 10 sigmoid(raw), as pddlsl's Mo
 
 def _check(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValueError(f"{name}={value!r} is not valid; choose one of {', '.join(map(repr, choices))}")
+        raise AgentError(f"{name}={value!r} is not valid; choose one of {', '.join(map(repr, choices))}")
 
 
 class Head:
@@ -147,13 +151,13 @@ class Head:
     def mu_sigma(self, raw: Tensor, residual_base: Tensor | None) -> tuple[Tensor, Tensor]:
         """``μ = raw[..., 0] (+ h)`` and ``σ`` (learned: ``0.1 + 10 sigmoid(raw[..., 1])``; fixed: 1/√2)."""
         if raw.shape[-1] != self.n_outputs:
-            raise ValueError(
+            raise AgentError(
                 f"raw must have {self.n_outputs} outputs in its last dim, got shape {tuple(raw.shape)}"
             )
         mu = raw[..., 0]
         if self.residual != "none":
             if residual_base is None:
-                raise ValueError(
+                raise AgentError(
                     f"residual={self.residual!r} needs residual_base (the {self.residual} values)"
                 )
             mu = mu + self._like(residual_base, raw)
@@ -288,11 +292,11 @@ class TruncatedGaussianHead(Head):
         # more than the kernel below (about 30 µs per search expansion)
         out = raw.detach().cpu().double().numpy()
         if out.shape[-1] != self.n_outputs:
-            raise ValueError(f"raw must have {self.n_outputs} outputs in its last dim, got shape {out.shape}")
+            raise AgentError(f"raw must have {self.n_outputs} outputs in its last dim, got shape {out.shape}")
         mu = out[..., 0]
         if self.residual != "none":
             if residual_base is None:
-                raise ValueError(
+                raise AgentError(
                     f"residual={self.residual!r} needs residual_base (the {self.residual} values)"
                 )
             mu = mu + residual_base
@@ -320,10 +324,10 @@ def make_head(
 ) -> Head:
     """Build a head: ``make_head("n" | "tn", sigma=..., residual=..., bound=..., upper=...)``.
 
-    Raises ``ValueError`` naming the valid choices for an unknown option value or keyword.
+    Raises `AgentError` (a ``ValueError``) naming the valid choices for an unknown option value or keyword.
     """
     if unknown:
-        raise ValueError(
+        raise AgentError(
             f"unknown head option(s) {sorted(unknown)}; valid: dist, sigma, residual, bound, upper"
         )
     _check("dist", dist, DISTS)

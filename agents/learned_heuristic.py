@@ -8,7 +8,7 @@ is infinite is a proven dead end and gets ``inf``.
 
 With more than one torch thread, the bound and the residual base are computed on a second thread
 while the forward pass runs (the heuristics' kernels release the GIL), and the model's compiled
-kernels stay on the calling thread (`agents.models.nlm_kernels.inline_kernels`): on the few
+kernels stay on the calling thread (`agents.models.nlm.fast.threads.inline_kernels`): on the few
 states of one search expansion this hides the heuristics' time (LM-cut takes about a quarter of the
 network's on 30 objects), where splitting the forward pass over both cores gains less than the
 handover costs. The forward pass then also covers dead ends, whose value is ``inf`` all the same.
@@ -26,11 +26,9 @@ import numpy as np
 import torch
 
 from agents.checkpoint import load_model_config, load_weights
-from agents.graphs import hypergraph_batch
 from agents.heads import Head, make_head
-from agents.models import make_model
-from agents.models.nlm_kernels import inline_kernels
-from pddlgym_sl.envs.encoders.nlm import NLMEncoder
+from agents.models import make_model, model_spec
+from agents.models.nlm.fast.threads import inline_kernels
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.task import CompiledTask
@@ -76,8 +74,8 @@ class LearnedHeuristic:
     Args:
         trained: the restored model and head.
         task: the task whose states will be evaluated.
-        schema: the domain's predicate vocabulary (NLM input); built from the task's domain file
-            when omitted.
+        schema: the domain's vocabulary, shared by the tasks of a domain (the NLM's input builder
+            reads it; built from the task's domain file when omitted).
         clip: clip N's μ below by the admissible bound (the paper's "+clip").
         device: where the forward pass runs.
     """
@@ -95,22 +93,7 @@ class LearnedHeuristic:
         head = trained.head
         self.lower = make_heuristic(head.lower_key, task)
         self.residual = make_heuristic(head.residual_key, task) if head.residual_key else None
-        self.hff = make_heuristic("hff", task) if trained.name == "linear" else None
-        if trained.name == "nlm":
-            if schema is None:
-                schema = Schema.from_domain_file(task.domain_file)
-            self.encoder = NLMEncoder(schema, task)
-
-    def _inputs(self, states: np.ndarray) -> Any:
-        name = self.trained.name
-        if name == "nlm":  # one task: no padding, the model casts the int8 tensors itself
-            arrays = self.encoder.encode_batch(states).items()
-            if self.device.type == "cpu":  # a no-op .to() still costs ~15 µs per tensor
-                return {k: torch.from_numpy(v) for k, v in arrays}
-            return {k: torch.from_numpy(v).to(self.device) for k, v in arrays}
-        if name == "hgn":
-            return hypergraph_batch(self.task, states).to(self.device)
-        return torch.as_tensor(self.hff.features_batch(states), dtype=torch.float32, device=self.device)
+        self.inputs = model_spec(trained.name).search_inputs(task, self.device, schema)
 
     def _engine(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The admissible bound and the residual base (None without a residual) of ``states``."""
@@ -125,7 +108,7 @@ class LearnedHeuristic:
         if overlap:
             pending = _engine_pool().submit(self._engine, states)
             with inline_kernels():  # one core each: the model's kernels stay on this thread
-                raw = self.trained.model(self._inputs(states))
+                raw = self.trained.model(self.inputs(states))
             lower, base = pending.result()
         else:
             lower, base = self._engine(states)
@@ -133,7 +116,7 @@ class LearnedHeuristic:
         if overlap:
             raw = raw[torch.from_numpy(live).to(raw.device)]
         elif live.any():
-            raw = self.trained.model(self._inputs(states[live]))
+            raw = self.trained.model(self.inputs(states[live]))
         values = np.full(len(states), np.inf)
         if live.any():
             # the bounds are float32 values on the model side (as in training)

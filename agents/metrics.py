@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from agents.heads import Head
-from agents.inputs import ModelInputs
+from agents.inputs import TrainingInputs
 from pddlgym_sl.data.dataset import LabelledSplit
 
 
@@ -31,7 +31,7 @@ def bound_inputs(split: LabelledSplit, head: Head, rows: np.ndarray, device: tor
 def evaluate_split(
     model: torch.nn.Module,
     head: Head,
-    inputs: ModelInputs,
+    inputs: TrainingInputs,
     split: LabelledSplit,
     device: torch.device,
     batch_size: int = 1024,

@@ -20,25 +20,25 @@ import torch
 from numba import njit
 
 from agents.distributions import (
-    _CF_TERMS,
-    _FAR_BOUND_D,
-    _S0_COEF,
-    _S1_COEF,
-    _TAYLOR_H,
-    _TAYLOR_HC,
-    _TAYLOR_TERMS,
+    CF_TERMS,
+    FAR_BOUND_D,
+    S0_COEF,
+    S1_COEF,
+    TAYLOR_H,
+    TAYLOR_HC,
+    TAYLOR_TERMS,
 )
 
 __all__ = ["tn_mean"]
 
 _JIT = {"cache": True, "error_model": "numpy"}
-_CF = _CF_TERMS[torch.float64]
+_CF = CF_TERMS[torch.float64]
 _CF_START = _CF[-1][0]
 _CF_T0 = np.array([t0 for t0, _ in _CF])
 _CF_N = np.array([n for _, n in _CF], dtype=np.int64)
-_S0 = np.array(_S0_COEF)
-_S1 = np.array(_S1_COEF)
-_N_TAYLOR = _TAYLOR_TERMS[torch.float64]
+_S0 = np.array(S0_COEF)
+_S1 = np.array(S1_COEF)
+_N_TAYLOR = TAYLOR_TERMS[torch.float64]
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -125,10 +125,10 @@ def _tn_mean(mu, sigma, low, high, out):
         w = 2.0 * half * inv_sigma
         h = half * inv_sigma
         c = a + h
-        if not far_is_inf and h < _TAYLOR_H and h * abs(c) < _TAYLOR_HC:
+        if not far_is_inf and h < TAYLOR_H and h * abs(c) < TAYLOR_HC:
             pivot, off = near, h + _taylor_off(h, c)
         else:
-            far_inf = far_is_inf or not (w * (a + 0.5 * w) <= _FAR_BOUND_D)
+            far_inf = far_is_inf or not (w * (a + 0.5 * w) <= FAR_BOUND_D)
             if not (lo_inf and hi_inf) and a >= 0:
                 pivot, off = near, _upper_tail_off(a, w, far_inf)
             else:

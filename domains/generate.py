@@ -15,13 +15,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from domains import DOMAIN_NAMES, SPLIT_NAMES, _write_specs, split_specs
+import domains
+from domains import SPLIT_NAMES, split_specs, write_specs
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (``--domain``, ``--split``, ``--out``, ``--limit``)."""
     parser = argparse.ArgumentParser(prog="python -m domains.generate", description=__doc__.split("\n")[0])
-    parser.add_argument("--domain", required=True, choices=[*DOMAIN_NAMES, "all"], help="domain or 'all'")
+    parser.add_argument(
+        "--domain", required=True, choices=[*domains.DOMAIN_NAMES, "all"], help="domain or 'all'"
+    )
     parser.add_argument("--split", required=True, choices=[*SPLIT_NAMES, "all"], help="split or 'all'")
     parser.add_argument("--out", required=True, type=Path, help="root directory of the problem tree")
     parser.add_argument("--limit", type=int, default=None, help="write only the first N problems per split")
@@ -34,12 +37,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the requested splits and print one summary line each."""
     args = parse_args(argv)
-    names = DOMAIN_NAMES if args.domain == "all" else (args.domain,)
+    names = domains.DOMAIN_NAMES if args.domain == "all" else (args.domain,)
     splits = SPLIT_NAMES if args.split == "all" else (args.split,)
     for name in names:
         for split in splits:
             out_dir = args.out / name / split
-            paths, written = _write_specs(split_specs(name, split)[: args.limit], out_dir)
+            paths, written = write_specs(split_specs(name, split)[: args.limit], out_dir)
             print(f"{name}/{split}: {len(paths)} problems in {out_dir} ({written} written)")
     return 0
 

@@ -1,6 +1,7 @@
 """The problem sets of the paper (appendix C, Table 3) as lists of `ProblemSpec`.
 
-Each split is a parameter grid times a seed range:
+Each split is a parameter grid times a seed range, declared by the domain's spec
+(`domains.spec.DomainSpec.splits`):
 
 ============  ==============================  ==================================  ========
 domain        train / val                     test                                sizes
@@ -22,29 +23,18 @@ byte-identical to, and has the same file name as, the test problem it was drawn 
 
 from __future__ import annotations
 
-import itertools
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domains._common import problem_stem
-from domains.blocksworld import generator as _blocksworld
-from domains.ferry import generator as _ferry
-from domains.gripper import generator as _gripper
-from domains.visitall import generator as _visitall
+from domains.generation import problem_stem
+from domains.registry import DOMAINS
+
+__all__ = ["PLAN_SEED", "PLAN_SIZE", "SPLIT_NAMES", "ProblemSpec", "specs_for"]
 
 SPLIT_NAMES = ("train", "val", "test", "plan")
 PLAN_SIZE = 100
 PLAN_SEED = 0
 """Seed of the ``plan`` sample (combined with the domain name in a string seed)."""
-
-ABBREVIATIONS: dict[str, dict[str, str]] = {
-    "blocksworld": _blocksworld.ABBREVIATIONS,
-    "ferry": _ferry.ABBREVIATIONS,
-    "gripper": _gripper.ABBREVIATIONS,
-    "visitall": _visitall.ABBREVIATIONS,
-}
-"""Per domain, the generator's parameters in order and their one-letter tags in file names."""
 
 Params = tuple[tuple[str, int | float], ...]
 
@@ -70,7 +60,7 @@ class ProblemSpec:
     @property
     def stem(self) -> str:
         """File stem naming domain, parameters and seed, e.g. ``visitall-x5-y5-r0.5-s7``."""
-        return problem_stem(self.domain, ABBREVIATIONS[self.domain], self.kwargs, self.seed)
+        return problem_stem(self.domain, DOMAINS[self.domain].parameters, self.kwargs, self.seed)
 
     @property
     def filename(self) -> str:
@@ -78,48 +68,13 @@ class ProblemSpec:
         return f"{self.stem}.pddl"
 
 
-def _grid(**axes: Sequence[int | float]) -> list[dict[str, int | float]]:
-    names = list(axes)
-    return [dict(zip(names, values, strict=True)) for values in itertools.product(*axes.values())]
-
-
-def _square(sizes: Sequence[int], ratios: Sequence[float]) -> list[dict[str, int | float]]:
-    return [{"x": s, "y": s, "ratio": r} for s in sizes for r in ratios]
-
-
-# Table 3 writes inclusive ranges: seeds 1..38 is range(1, 39).
-GRIDS: dict[str, dict[str, tuple[range, list[dict[str, int | float]]]]] = {
-    "blocksworld": {
-        "train": (range(1, 39), _grid(blocks=range(5, 17))),
-        "val": (range(1, 12), _grid(blocks=range(5, 17))),
-        "test": (range(1, 12), _grid(blocks=range(11, 23))),
-    },
-    "ferry": {
-        "train": (range(1, 17), _grid(locations=range(2, 7), cars=range(2, 7))),
-        "val": (range(1, 5), _grid(locations=range(2, 7), cars=range(2, 7))),
-        "test": (range(1, 17), _grid(locations=(10, 15, 20, 25, 30), cars=(10, 15, 20, 25, 30))),
-    },
-    "gripper": {
-        "train": (range(1, 81), _grid(balls=(2, 4, 6, 8, 10))),
-        "val": (range(1, 21), _grid(balls=(2, 4, 6, 8, 10))),
-        "test": (range(1, 21), _grid(balls=(20, 40, 60, 80, 100))),
-    },
-    "visitall": {
-        "train": (range(1, 71), _square(range(3, 6), (0.5, 1.0))),
-        "val": (range(1, 18), _square(range(3, 6), (0.5, 1.0))),
-        "test": (range(1, 18), _square(range(5, 8), (0.5, 1.0))),
-    },
-}
-"""Table 3: per domain and split, (seed range, list of parameter dicts)."""
-
-
 def _specs(domain: str, split: str) -> list[ProblemSpec]:
-    seeds, grid = GRIDS[domain][split]
-    order = tuple(ABBREVIATIONS[domain])
+    spec = DOMAINS[domain]
+    problems = spec.splits[split]
     specs = [
-        ProblemSpec(domain, split, tuple((name, params[name]) for name in order), seed)
-        for params in grid
-        for seed in seeds
+        ProblemSpec(domain, split, tuple((name, params[name]) for name in spec.parameters), seed)
+        for params in problems.params
+        for seed in problems.seeds
     ]
     return sorted(specs)
 

@@ -19,16 +19,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+import domains
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.search import SEARCHES
 from pddlgym_sl.task import CompiledTask, load_task
 
-DEFAULT_PARAMS = {
-    "blocksworld": {"blocks": 6},
-    "ferry": {"locations": 5, "cars": 5},
-    "gripper": {"balls": 6},
-    "visitall": {"x": 4, "y": 4, "ratio": 1.0},
-}
+DEFAULT_PARAMS = {name: dict(spec.plan_defaults) for name, spec in domains.DOMAINS.items()}
+"""Per bundled domain, the generator parameters used without ``--param`` (`DomainSpec.plan_defaults`)."""
 
 
 def _parse_params(items: list[str]) -> dict[str, int | float]:
@@ -49,8 +46,6 @@ def _parse_params(items: list[str]) -> dict[str, int | float]:
 
 def resolve_task(domain: str, problem: str | None, params: dict, seed: int) -> CompiledTask:
     """Load DOMAIN/PROBLEM, where DOMAIN may name a bundled domain and PROBLEM may be generated."""
-    import domains
-
     if domain in domains.DOMAIN_NAMES:
         domain_path = domains.domain_file(domain)
         if problem is None:

@@ -16,13 +16,13 @@ from numba import njit
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def holds(words, f):
     """True when fact `f` is set in the packed state `words`."""
     return (words[f >> 6] >> np.uint64(f & 63)) & _ONE != 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
     for k in range(pre_ptr[a], pre_ptr[a + 1]):
         if not holds(words, pre_idx[k]):
@@ -57,7 +57,7 @@ def action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _apply_into(src, dst, a, add_ptr, add_idx, del_ptr, del_idx):
     for w in range(src.shape[0]):
         dst[w] = src[w]
@@ -77,7 +77,7 @@ def apply_action(words, a, add_ptr, add_idx, del_ptr, del_idx):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def satisfies(words, goal, goal_neg):
     """True when every fact of `goal` holds in `words` and no fact of `goal_neg` does."""
     for k in range(goal.shape[0]):

@@ -56,7 +56,9 @@ def run_check_env(env) -> None:
 
 # --------------------------------------------------------------------------- registration
 def test_import_registers_the_four_ids():
-    assert set(ENV_IDS) == {"pddl/blocksworld-v0", "pddl/ferry-v0", "pddl/gripper-v0", "pddl/visitall-v0"}
+    assert set(ENV_IDS) == {
+        f"pddl/{d}-v{v}" for d in ("blocksworld", "ferry", "gripper", "visitall") for v in (0, 1)
+    }
     for env_id in ENV_IDS:
         spec = gym.spec(env_id)
         assert spec.entry_point == "pddlgym_sl.envs.pddl_env:PDDLEnv"

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 import domains
-from agents.evaluate import Args as EvalArgs
-from agents.evaluate import evaluate
+from agents.apps.evaluate import Args as EvalArgs
+from agents.apps.evaluate import evaluate
+from agents.apps.supervised import Args, train
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
-from agents.supervised import Args, train
 from pddlgym_sl import load_task
 from pddlgym_sl.search import gbfs
 

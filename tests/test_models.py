@@ -1,8 +1,6 @@
-"""Models (`agents.models`) and their inputs (`agents.graphs`)."""
+"""Models (`agents.models`) and their inputs."""
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pytest
@@ -10,10 +8,11 @@ import torch
 from torch_geometric.data import Batch
 from torch_geometric.loader import DataLoader
 
-from agents.graphs import hypergraph_batch, hypergraph_data, nlm_batch, nlm_channels, state_fact_matrix
 from agents.models import MODELS, NLM, STRIPSHGN, HypergraphData, LinearRegression, make_model
-from agents.models.nlm import masked_exists_forall
-from agents.models.nlm_block3 import Block3
+from agents.models.nlm import masked_exists_forall, reference_nlm
+from agents.models.nlm.fast.arity3_block import Block3
+from agents.models.nlm.inputs import nlm_batch, nlm_channels
+from agents.models.strips_hgn.hypergraph import hypergraph_batch, hypergraph_data, state_fact_matrix
 from pddlgym_sl import load_task
 from pddlgym_sl.task import CompiledTask, parse_atom
 from tests.problems import DOMAINS
@@ -93,42 +92,6 @@ def random_nlm_input(batch: int, n: int, channels: dict[int, int], seed: int = 0
     return inp
 
 
-def reference_nlm(model: NLM, inputs) -> torch.Tensor:
-    """The textbook NLM (materialised expand / reduce / all permutations, then each nn.Linear)."""
-    mask = inputs["object_mask"].bool()
-    batch, n = mask.shape
-
-    def valid(k: int) -> torch.Tensor:
-        v = torch.zeros([batch] + [n] * k, dtype=torch.bool)
-        for b, t in itertools.product(range(batch), itertools.product(range(n), repeat=k)):
-            ok = bool(mask[b, t[-1]]) and not (model.exclude_self and t[-1] in t[:-1])
-            v[(b, *t)] = ok
-        return v.unsqueeze(-1)
-
-    h = {k: inputs[f"arity{k}"].to(torch.float64) for k in model.in_channels}
-    for layer in model.layers:
-        new = {}
-        for r in layer.out_channels:
-            parts = []
-            if r >= 1 and r - 1 in layer.in_channels:
-                x = h[r - 1].unsqueeze(r)
-                parts.append(x.expand(*x.shape[:r], n, x.shape[-1]))
-            if r in layer.in_channels:
-                parts.append(h[r])
-            if r + 1 in layer.in_channels:
-                v = valid(r + 1)
-                parts.append(torch.where(v, h[r + 1], 0.0).amax(dim=r + 1))
-                parts.append(torch.where(v, h[r + 1], 1.0).amin(dim=r + 1))
-            z = torch.cat(parts, -1)
-            z = torch.cat(
-                [z.permute(0, *(1 + q for q in p), r + 1) for p in itertools.permutations(range(r))], -1
-            )
-            y = layer.linears[str(r)](z)
-            new[r] = torch.sigmoid(y) if layer.activation else y
-        h = new
-    return h[0]
-
-
 def permute_objects(inputs, perm: torch.Tensor):
     out = {}
     for key, x in inputs.items():
@@ -195,7 +158,7 @@ def test_nlm_fused_matches_generic(batch, n_real, hidden, depth, exclude_self):
     inputs = {k: v.requires_grad_() if v.is_floating_point() else v for k, v in inputs.items()}
     out, ref = fused(inputs), generic(inputs)
     torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
-    with torch.no_grad():  # the inference plan (agents.models.nlm_infer) where it applies
+    with torch.no_grad():  # the inference plan (agents.models.nlm.fast.inference) where it applies
         torch.testing.assert_close(fused(inputs), out.detach(), rtol=0, atol=1e-12)
     w = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     wrt = [*fused.parameters(), inputs["arity1"], inputs["arity2"]]
@@ -219,10 +182,10 @@ def test_nlm_fused_matches_generic(batch, n_real, hidden, depth, exclude_self):
     ],
 )
 def test_nlm_inference_plan_matches_training_path(n_real, depth, channels, dtype):
-    """The gradient-free forward (`agents.models.nlm_infer`, used under no_grad / inference_mode)
+    """The gradient-free forward (`agents.models.nlm.fast.inference`, used under no_grad / inference_mode)
     computes the training path's function: batches of 1, 2, 3 and 12 states, padding with
     different object counts and garbage in the padding; rebuilt after the weights change."""
-    from agents.models.nlm_infer import InferencePlan
+    from agents.models.nlm.fast.inference import InferencePlan
 
     torch.manual_seed(11)
     model = NLM(channels, n_outputs=2, depth=depth).to(dtype)
@@ -392,10 +355,11 @@ def test_block3_gradcheck(exclude_self):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_simd_sigmoid_accuracy(dtype):
-    """The vectorised sigmoid of the kernels (`nlm_simd.vsigmoid`) against a float64 reference."""
+    """The vectorised sigmoid of the kernels (`agents.models.nlm.fast.simd.vsigmoid`) against a
+    float64 reference."""
     from numba import njit
 
-    from agents.models.nlm_simd import vload, vsigmoid, vstore
+    from agents.models.nlm.fast.simd import vload, vsigmoid, vstore
 
     @njit
     def sigmoid(x, out):
@@ -413,8 +377,9 @@ def test_simd_sigmoid_accuracy(dtype):
 
 
 def test_masked_max_min_kernel_matches_generic():
-    """The compiled masked ∃/∀ (`nlm_kernels`) equals the generic one, values and gradients."""
-    from agents.models.nlm_kernels import masked_max_min
+    """The compiled masked ∃/∀ (`agents.models.nlm.fast.exists_forall`) equals the generic one,
+    values and gradients."""
+    from agents.models.nlm.fast.exists_forall import masked_max_min
 
     g = torch.Generator().manual_seed(1)
     mask = torch.tensor([[1, 1, 1, 0, 1], [1, 0, 0, 0, 0]], dtype=torch.bool)
@@ -589,8 +554,8 @@ def test_block3_memo_reuse_and_patch_are_exact(dtype, exclude_self):
     """`Block3Memo` (the inference path's arity-3 block): its outputs are the fused block's to
     rounding, and a reused or patched ``Q`` gives the outputs of one computed in full, bit for bit,
     so a state's value does not depend on what was evaluated before it."""
-    from agents.models.nlm_block3 import _block3_run
-    from agents.models.nlm_block3_memo import Block3Memo
+    from agents.models.nlm.fast.arity3_block import block3_forward
+    from agents.models.nlm.fast.arity3_memo import Block3Memo
 
     g = torch.Generator().manual_seed(5)
     nb, n, cx, ct, cp, cx2 = 5, 9, 3, 6, 7, 5  # channel counts off the SIMD width: padded lanes
@@ -613,7 +578,7 @@ def test_block3_memo_reuse_and_patch_are_exact(dtype, exclude_self):
     # the outputs' channel axes are padded to the SIMD width
     out = [a[..., :c] for a, c in zip(memo(xn, x2n, mk, exclude_self), (ct, ct, cp, cp), strict=True)]
     assert memo.counts == {"reused": 1, "patched": 2, "full": 2}
-    ref = _block3_run(x, w0, b0, x2, w1, b1, mask, exclude_self, False)[0]
+    ref = block3_forward(x, w0, b0, x2, w1, b1, mask, exclude_self, False)[0]
     tol = 1e-6 if dtype == torch.float32 else 1e-12
     for a, r in zip(out, ref, strict=True):
         torch.testing.assert_close(torch.from_numpy(np.ascontiguousarray(a)), r, rtol=tol, atol=tol)
@@ -635,7 +600,7 @@ def test_inline_kernels_keep_the_work_on_the_calling_thread():
     bounds use the other core), and the outputs are the same as with the pool."""
     import threading
 
-    from agents.models.nlm_kernels import inline_kernels, kernel_threads, parallel, split_batch
+    from agents.models.nlm.fast.threads import inline_kernels, kernel_threads, parallel, split_batch
 
     mask = np.ones((64, 30), bool)
     threads = torch.get_num_threads()

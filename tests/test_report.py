@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.evaluate import summarize
-from agents.report import build_report, format_stat
-from agents.report_data import collect, mean_std
+from agents.apps.evaluate import summarize
+from agents.apps.report import build_report, format_stat
+from agents.apps.report.collect import collect, mean_std
 
 LIMIT = 100
 # (config, dist, seed) -> test metrics

@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from agents.supervised import Args, load_config_defaults, train
+from agents.apps.supervised import Args, load_config_defaults, train
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 

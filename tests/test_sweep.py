@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tqdm import tqdm
 
-from agents.sweep import Args, Cell, Job, _Scheduler, grid_cells, plan
+from agents.apps.sweep import Args, Cell, Job, Scheduler, grid_cells, plan
 from pddlgym_sl.errors import ConfigError
 
 
@@ -72,7 +72,7 @@ def test_scheduler_dependencies_failures_and_logs(tmp_path):
     ]
     jobs.sort(key=lambda j: j.priority)
     with tqdm(total=2, file=io.StringIO()) as bar:
-        scheduler = _Scheduler(jobs, 2, tmp_path / "logs", bar, quiet=True)
+        scheduler = Scheduler(jobs, 2, tmp_path / "logs", bar, quiet=True)
         scheduler.run()
         assert bar.n == 2
     assert scheduler.succeeded == {"ok", "ok-eval"}
@@ -147,14 +147,14 @@ def test_tiny_sweep_end_to_end_and_resume(tiny_dataset, tmp_path, dists, seeds):
 
 
 def test_expected_problems_agree_with_evaluate(tiny_dataset, tmp_path):
-    from agents.evaluate import problem_files
-    from agents.sweep import _Planner
+    from agents.apps.evaluate import problem_files
+    from agents.apps.sweep.jobs import Planner
 
-    planner = _Planner(_args(tmp_path, problems=None))
+    planner = Planner(_args(tmp_path, problems=None))
     assert planner.expected_problems("ferry", tiny_dataset) == len(
         problem_files("ferry", "test", tiny_dataset)
     )
-    planner = _Planner(_args(tmp_path, problems=2))
+    planner = Planner(_args(tmp_path, problems=2))
     assert planner.expected_problems("ferry", tiny_dataset) == 2
 
 

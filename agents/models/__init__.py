@@ -2,15 +2,23 @@
 
 A distribution head (`agents.heads`) turns the raw values into the parameters of a (truncated)
 Gaussian over h*: ``raw[..., 0]`` gives mu, ``raw[..., 1]`` sigma when sigma is learned, so
-``n_outputs`` is 1 or 2. Inputs are built by `agents.graphs`.
+``n_outputs`` is 1 or 2.
 
-========  ===============================  ==========================================
-name      class                            input
-========  ===============================  ==========================================
-nlm       `NLM` (Dong et al. 2019)         `agents.graphs.nlm_batch` dict
-hgn       `STRIPSHGN` (Shen et al. 2020)   `HypergraphData` batch (`agents.graphs`)
-linear    `LinearRegression`               ``[B, 4]`` Gomoluch et al. (2017) features
-========  ===============================  ==========================================
+`MODELS` is the registry: one `ModelSpec` per model (its network, its input builders for training
+and for search, its learning rate and its label), from which training, evaluation, the sweep, the
+report and the learned heuristic take everything they know about a model.
+
+========  =====================================  ==========================================
+name      spec                                   input
+========  =====================================  ==========================================
+nlm       `agents.models.nlm` (Dong et al. 2019)  per-arity predicate tensors, padded per batch
+hgn       `agents.models.strips_hgn` (Shen et al.  delete-relaxation hypergraphs
+          2020)
+linear    `agents.models.linear`                 ``[B, 4]`` Gomoluch et al. (2017) features
+========  =====================================  ==========================================
+
+To add a model: one module (or package) defining the ``nn.Module``, its `agents.inputs`
+builders and a ``SPEC = ModelSpec(...)``, and one line in `MODELS` below.
 """
 
 from __future__ import annotations
@@ -19,10 +27,12 @@ from typing import Any
 
 from torch import nn
 
-from agents.models.hypergraph_data import HypergraphData
+from agents.errors import AgentError
+from agents.models import linear, nlm, strips_hgn
 from agents.models.linear import GOMOLUCH_FEATURES, LinearRegression
 from agents.models.nlm import NLM, NLMLayer
-from agents.models.strips_hgn import STRIPSHGN, HypergraphNetworkBlock
+from agents.models.spec import ModelSpec
+from agents.models.strips_hgn import STRIPSHGN, HypergraphData, HypergraphNetworkBlock
 
 __all__ = [
     "GOMOLUCH_FEATURES",
@@ -32,21 +42,33 @@ __all__ = [
     "HypergraphData",
     "HypergraphNetworkBlock",
     "LinearRegression",
+    "ModelSpec",
     "NLMLayer",
     "make_model",
+    "model_spec",
 ]
 
-MODELS: dict[str, type[nn.Module]] = {"nlm": NLM, "hgn": STRIPSHGN, "linear": LinearRegression}
+MODELS: dict[str, ModelSpec] = {
+    "nlm": nlm.SPEC,
+    "hgn": strips_hgn.SPEC,
+    "linear": linear.SPEC,
+}
+"""The registered models by name, in the report's order."""
+
+
+def model_spec(name: str) -> ModelSpec:
+    """The spec of model ``name``; `AgentError` naming the registered models for an unknown one."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise AgentError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}") from None
 
 
 def make_model(name: str, n_outputs: int, **kwargs: Any) -> nn.Module:
     """Build model ``name`` (a key of `MODELS`) with ``n_outputs`` raw outputs.
 
     ``kwargs`` go to the model's constructor; the NLM needs ``in_channels`` (arity -> channels,
-    e.g. ``agents.graphs.nlm_channels(batch)``), the others have paper defaults for everything.
+    e.g. ``agents.models.nlm.inputs.nlm_channels(batch)``), the others have paper defaults for
+    everything.
     """
-    try:
-        cls = MODELS[name]
-    except KeyError:
-        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}") from None
-    return cls(n_outputs=n_outputs, **kwargs)
+    return model_spec(name).build(n_outputs, **kwargs)

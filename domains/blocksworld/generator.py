@@ -22,7 +22,7 @@ import itertools
 import math
 import random
 
-from domains._common import check_int, draw_nontrivial, render_problem
+from domains.generation import check_int, draw_nontrivial, render_problem
 
 DOMAIN = "blocksworld-4ops"
 """The ``:domain`` name of ``domains/blocksworld/domain.pddl``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from domains._common import check_int, draw_nontrivial, render_problem
+from domains.generation import check_int, draw_nontrivial, render_problem
 
 DOMAIN = "gripper"
 """The ``:domain`` name of ``domains/gripper/domain.pddl``."""

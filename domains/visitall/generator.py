@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from domains._common import check_int, draw_nontrivial, render_problem
+from domains.generation import check_int, draw_nontrivial, render_problem
 
 DOMAIN = "visit-all"
 """The ``:domain`` name of ``domains/visitall/domain.pddl``."""

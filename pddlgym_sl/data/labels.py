@@ -32,12 +32,15 @@ from pathlib import Path
 import numpy as np
 
 from pddlgym_sl.errors import ConfigError
-from pddlgym_sl.heuristics import FEATURE_NAMES, make_heuristic
+from pddlgym_sl.heuristics import FEATURE_NAMES, HEURISTICS, make_heuristic
 from pddlgym_sl.io import atomic_save_npz
 from pddlgym_sl.task import CORE_VERSION, CompiledTask
 
-BOUND_NAMES = ("lmcut", "hmax", "blind")
-INFORMATIVE_NAMES = ("hff", "hadd", "goal_count")
+# `HEURISTICS` lists each kind from the weakest to the most informative; labels list it strongest first.
+BOUND_NAMES = tuple(name for name, h in reversed(HEURISTICS.items()) if h.admissible)
+"""The admissible heuristics (`Heuristic.admissible`): lmcut, hmax, blind."""
+INFORMATIVE_NAMES = tuple(name for name, h in reversed(HEURISTICS.items()) if not h.admissible)
+"""The other heuristics: hff, hadd, goal_count."""
 LABEL_HEURISTICS = BOUND_NAMES + INFORMATIVE_NAMES
 __all__ = [
     "BOUND_NAMES",

@@ -60,18 +60,22 @@ def small() -> Preset:
     )
 
 
-REDUCED_TEST_GRIDS: dict[str, tuple[list[dict[str, int | float]], range]] = {
-    "blocksworld": ([{"blocks": n} for n in (11, 12, 13)], range(1, 12)),
-    "ferry": ([{"locations": n, "cars": m} for n in (7, 8, 9) for m in (7, 8, 9)], range(1, 5)),
-    "gripper": ([{"balls": n} for n in (12, 14, 16)], range(1, 13)),
-    "visitall": ([{"x": n, "y": n, "ratio": r} for n in (5, 6, 7) for r in (0.5, 1.0)], range(1, 18)),
-}
+def reduced_test_grids() -> dict[str, tuple[list[dict[str, int | float]], range]]:
+    """Per domain with a ``test-reduced`` preset (`DomainSpec.reduced_test`): its parameter grid
+    and seeds."""
+    grids = {name: spec.reduced_test for name, spec in domains.DOMAINS.items()}
+    return {name: ([dict(p) for p in g.params], g.seeds) for name, g in grids.items() if g is not None}
+
+
+REDUCED_TEST_GRIDS = reduced_test_grids()
+"""`reduced_test_grids` of the domains registered when this module was imported."""
 
 
 def test_reduced(domain: str | None) -> Preset:
-    if domain not in REDUCED_TEST_GRIDS:
-        raise ConfigError(f"preset 'test-reduced' needs --domain, one of {', '.join(REDUCED_TEST_GRIDS)}")
-    params, seeds = REDUCED_TEST_GRIDS[domain]
+    grids = reduced_test_grids()
+    if domain not in grids:
+        raise ConfigError(f"preset 'test-reduced' needs --domain, one of {', '.join(grids)}")
+    params, seeds = grids[domain]
     return Preset(domain=domain, splits={"test-reduced": _grid(domain, "test", params, seeds)})
 
 

@@ -7,32 +7,39 @@ first). The environment module itself is only imported by `gym.make`, through th
 =====================  ===========  ==================
 id                     domain       max_episode_steps
 =====================  ===========  ==================
-pddl/blocksworld-v0    blocksworld  500
-pddl/ferry-v0          ferry        500
-pddl/gripper-v0        gripper      500
-pddl/visitall-v0       visitall     500
+pddl/blocksworld-v1    blocksworld  500
+pddl/ferry-v1          ferry        500
+pddl/gripper-v1        gripper      500
+pddl/visitall-v1       visitall     500
 =====================  ===========  ==================
+
+and the same ids with ``-v0`` (kept for compatibility; `PDDLEnv`'s Version History says what
+changed). The ids come from the domain specs (`domains.DOMAINS`, `DomainSpec.env_ids`).
 """
 
 from __future__ import annotations
 
 from gymnasium.envs.registration import register, registry
 
+import domains
+
 ENTRY_POINT = "pddlgym_sl.envs.pddl_env:PDDLEnv"
 MAX_EPISODE_STEPS = 500
 
-ENV_IDS: dict[str, str] = {
-    "pddl/blocksworld-v0": "blocksworld",
-    "pddl/ferry-v0": "ferry",
-    "pddl/gripper-v0": "gripper",
-    "pddl/visitall-v0": "visitall",
-}
-"""Registered id -> paper domain name."""
+
+def env_ids() -> dict[str, str]:
+    """Id -> domain name of every domain registered in `domains.DOMAINS` now."""
+    return {env_id: name for name, spec in domains.DOMAINS.items() for env_id in spec.env_ids}
+
+
+ENV_IDS: dict[str, str] = env_ids()
+"""Registered id -> paper domain name (the domains registered when this module was imported)."""
 
 
 def register_envs() -> None:
-    """Register every id of `ENV_IDS` (idempotent)."""
-    for env_id, domain in ENV_IDS.items():
+    """Register the id of every domain in `domains.DOMAINS` (idempotent; call it again after adding
+    a domain at run time)."""
+    for env_id, domain in env_ids().items():
         if env_id not in registry:
             register(
                 id=env_id,
@@ -44,4 +51,4 @@ def register_envs() -> None:
 
 register_envs()
 
-__all__ = ["ENV_IDS", "MAX_EPISODE_STEPS", "register_envs"]
+__all__ = ["ENV_IDS", "MAX_EPISODE_STEPS", "env_ids", "register_envs"]

@@ -27,14 +27,15 @@ class PDDLEnv(gym.Env):
     """
     ## Description
 
-    A classical (STRIPS) planning problem as an episodic environment: the agent applies ground
-    actions of a PDDL problem until the goal holds. Registered ids: ``pddl/blocksworld-v0``,
-    ``pddl/ferry-v0``, ``pddl/gripper-v0`` and ``pddl/visitall-v0`` (the four domains of Núñez-Molina
-    et al., IJCAI 2024), each playing a split of generated problems; any STRIPS domain of your own
-    plays through ``domain_file`` and ``problems``.
+    A classical planning problem (STRIPS with typing, negative preconditions and equality) as an
+    episodic environment: the agent applies ground actions of a PDDL problem until the goal holds.
+    Registered ids: ``pddl/blocksworld-v1``, ``pddl/ferry-v1``, ``pddl/gripper-v1`` and
+    ``pddl/visitall-v1`` (the four domains of Núñez-Molina et al., IJCAI 2024, and the same with
+    ``-v0``), each playing a split of generated problems; any domain of your own plays through
+    ``domain_file`` and ``problems``.
 
     ```python
-    env = gym.make("pddlgym_sl:pddl/ferry-v0", split="train", obs="ilg")
+    env = gym.make("pddlgym_sl:pddl/ferry-v1", split="train", obs="ilg")
     obs, info = env.reset(seed=0)
     action = np.flatnonzero(info["action_mask"])[0]
     obs, reward, terminated, truncated, info = env.step(action)
@@ -47,7 +48,7 @@ class PDDLEnv(gym.Env):
     ## Action Space
 
     ``Discrete(n)`` over the ground actions of the *current* problem, in ``task.actions`` order
-    (sorted by name; actions with repeated arguments are kept). ``n`` differs between problems,
+    (sorted by name; actions that can never apply or change nothing are not ground actions). ``n`` differs between problems,
     so ``action_space`` is replaced on `reset` when the drawn problem changes (one space object
     per problem, so a seeded space stays seeded); vectorised training wants a single problem.
     ``info["action_mask"]`` (int8, 1 = applicable) and the `action_masks` method (bool, for
@@ -115,7 +116,14 @@ class PDDLEnv(gym.Env):
 
     ## Version History
 
-    - v0: initial version.
+    - v1: the core grounds with Fast Downward's translator (core version 2): actions that can never
+      apply or that change nothing (gripper's ``move rooma rooma``), and atoms that never change
+      (they become static atoms) or cannot influence the goal, are gone, so the action and fact
+      numbering changed on blocksworld, gripper and visitall (ferry's is unchanged); negative
+      preconditions and equality are supported; the heuristic values in ``info`` are Fast
+      Downward's.
+    - v0: initial version (pyperplan's grounding). Kept as an id; since core version 2 it plays
+      on the same grounding as v1.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}

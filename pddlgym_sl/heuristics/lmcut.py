@@ -43,19 +43,22 @@ _BEFORE_GOAL_ZONE = 3
 _NO_COST = np.int64(2**62)
 
 
+# columns of LMCutWork.op (one row per operator: the explorations touch them in no predictable order)
+_COST, _UNSAT, _SUP, _SUPCOST = range(4)
+# columns of LMCutWork.prop
+_HMAX, _STATUS = range(2)
+
+
 class LMCutWork(NamedTuple):
     """Per-instance scratch arrays of the LM-cut kernel (reused for every state)."""
 
-    cost: np.ndarray  # int64 (n_ops): remaining cost of each operator this round
-    hmax: np.ndarray  # int64 (n_props): hmax cost of each proposition
-    status: np.ndarray  # int8 (n_props): unreached / reached / goal zone / before goal zone
-    unsat: np.ndarray  # int32 (n_ops): unsatisfied preconditions in the first exploration
-    sup: np.ndarray  # int32 (n_ops): hmax supporter (a precondition of maximal cost), -1 if none
-    supcost: np.ndarray  # int64 (n_ops): hmax cost of the supporter
+    op: np.ndarray  # int64 (n_ops, 4): remaining cost this round, unsatisfied preconditions in
+    #                 the first exploration, hmax supporter (-1 if none) and its hmax cost
+    prop: np.ndarray  # int64 (n_props, 2): hmax cost and status (unreached / reached / goal zone / before it)
     props: np.ndarray  # int32 (n_props): the state's propositions
-    stack: np.ndarray  # int32 (2 * n_props): DFS stacks of the goal-zone marking and the cut
-    cut: np.ndarray  # int32 (n_ops): the operators of the current cut
-    queue: q_.Queue
+    stack: np.ndarray  # int64 (2 * n_props): DFS stacks of the goal-zone marking and the cut
+    cut: np.ndarray  # int64 (n_ops): the operators of the current cut
+    queue: np.ndarray  # int64: the adaptive queue (`queues.new_queue`)
 
 
 def new_work(ct: CutTask) -> LMCutWork:
@@ -70,136 +73,154 @@ def new_work(ct: CutTask) -> LMCutWork:
     # an operator fires once per drop of its supporter's cost: at most once per precondition
     capacity = int(np.sum(np.maximum(n_pre, 1) * n_eff)) + ct.n_props + 2
     return LMCutWork(
-        cost=np.empty(n_ops, dtype=np.int64),
-        hmax=np.empty(ct.n_props, dtype=np.int64),
-        status=np.empty(ct.n_props, dtype=np.int8),
-        unsat=np.empty(n_ops, dtype=np.int32),
-        sup=np.empty(n_ops, dtype=np.int32),
-        supcost=np.empty(n_ops, dtype=np.int64),
+        op=np.zeros((n_ops, 4), dtype=np.int64),
+        prop=np.zeros((ct.n_props, 2), dtype=np.int64),
         props=np.empty(ct.n_props, dtype=np.int32),
-        stack=np.empty(2 * ct.n_props + 2, dtype=np.int32),
-        cut=np.empty(n_ops, dtype=np.int32),
+        stack=np.empty(2 * ct.n_props + 2, dtype=np.int64),
+        cut=np.empty(n_ops, dtype=np.int64),
         queue=q_.new_queue(n_keys, capacity),
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _enqueue(w, p, c):
-    if w.status[p] == _UNREACHED or w.hmax[p] > c:
-        w.status[p] = _REACHED
-        w.hmax[p] = c
-        q_.push(w.queue, c, p)
+# Fast Downward's enqueue_if_necessary (improve a proposition's hmax and queue it) is written out
+# where it is used: a numba call taking these arrays costs more than its body.
 
 
 @njit(cache=True, nogil=True)
 def _first_exploration(ct, w, n_state):
-    q_.clear(w.queue)
-    w.status[:] = _UNREACHED
-    w.hmax[:] = _NO_COST
-    w.sup[:] = -1
-    w.supcost[:] = _NO_COST
-    for o in range(w.unsat.shape[0]):
-        w.unsat[o] = ct.pre_ptr[o + 1] - ct.pre_ptr[o]
-    for i in range(n_state):
-        _enqueue(w, w.props[i], 0)
-    _enqueue(w, ct.art_pre, 0)
-    while not q_.is_empty(w.queue):
-        popped, p = q_.pop(w.queue)
-        c = w.hmax[p]
+    op, prop, q = w.op, w.prop, w.queue
+    pre_ptr, pre_of_ptr, pre_of_idx, eff_ptr, eff_idx = (
+        ct.pre_ptr,
+        ct.pre_of_ptr,
+        ct.pre_of_idx,
+        ct.eff_ptr,
+        ct.eff_idx,
+    )
+    q_.clear(q)
+    for p in range(prop.shape[0]):
+        prop[p, _STATUS] = _UNREACHED
+        prop[p, _HMAX] = _NO_COST
+    for o in range(op.shape[0]):
+        op[o, _UNSAT] = pre_ptr[o + 1] - pre_ptr[o]
+        op[o, _SUP] = -1
+        op[o, _SUPCOST] = _NO_COST
+    for i in range(n_state + 1):
+        p = w.props[i] if i < n_state else ct.art_pre
+        if prop[p, _STATUS] == _UNREACHED or prop[p, _HMAX] > 0:
+            prop[p, _STATUS] = _REACHED
+            prop[p, _HMAX] = 0
+            q_.push(q, 0, p)
+    while not q_.is_empty(q):
+        popped, p = q_.pop(q)
+        c = prop[p, _HMAX]
         if c < popped:
             continue
-        for k in range(ct.pre_of_ptr[p], ct.pre_of_ptr[p + 1]):
-            o = ct.pre_of_idx[k]
-            w.unsat[o] -= 1
-            if w.unsat[o] == 0:
-                w.sup[o] = p
-                w.supcost[o] = c
-                t = c + w.cost[o]
-                for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
-                    _enqueue(w, ct.eff_idx[j], t)
+        for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
+            o = pre_of_idx[k]
+            left = op[o, _UNSAT] - 1
+            op[o, _UNSAT] = left
+            if left == 0:
+                op[o, _SUP] = p
+                op[o, _SUPCOST] = c
+                t = c + op[o, _COST]
+                for j in range(eff_ptr[o], eff_ptr[o + 1]):
+                    e = eff_idx[j]
+                    if prop[e, _STATUS] == _UNREACHED or prop[e, _HMAX] > t:
+                        prop[e, _STATUS] = _REACHED
+                        prop[e, _HMAX] = t
+                        q_.push(q, t, e)
 
 
 @njit(cache=True, nogil=True)
 def _incremental_exploration(ct, w, n_cut):
+    op, prop, q, cut = w.op, w.prop, w.queue, w.cut
+    pre_ptr, pre_idx, pre_of_ptr, pre_of_idx = ct.pre_ptr, ct.pre_idx, ct.pre_of_ptr, ct.pre_of_idx
+    eff_ptr, eff_idx = ct.eff_ptr, ct.eff_idx
     # Fast Downward pretends the queue had as many pushes as there are propositions, so that it
     # does not switch to a heap too eagerly.
-    q_.add_virtual_pushes(w.queue, ct.n_props)
+    q_.add_virtual_pushes(q, ct.n_props)
     for i in range(n_cut):
-        o = w.cut[i]
-        c = w.supcost[o] + w.cost[o]
-        for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
-            _enqueue(w, ct.eff_idx[j], c)
-    while not q_.is_empty(w.queue):
-        popped, p = q_.pop(w.queue)
-        c = w.hmax[p]
+        o = cut[i]
+        t = op[o, _SUPCOST] + op[o, _COST]
+        for j in range(eff_ptr[o], eff_ptr[o + 1]):
+            e = eff_idx[j]
+            if prop[e, _STATUS] == _UNREACHED or prop[e, _HMAX] > t:
+                prop[e, _STATUS] = _REACHED
+                prop[e, _HMAX] = t
+                q_.push(q, t, e)
+    while not q_.is_empty(q):
+        popped, p = q_.pop(q)
+        c = prop[p, _HMAX]
         if c < popped:
             continue
-        for k in range(ct.pre_of_ptr[p], ct.pre_of_ptr[p + 1]):
-            o = ct.pre_of_idx[k]
-            if w.sup[o] != p:
+        for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
+            o = pre_of_idx[k]
+            if op[o, _SUP] != p:
                 continue
-            old = w.supcost[o]
+            old = op[o, _SUPCOST]
             if old > c:
-                s = w.sup[o]
-                for j in range(ct.pre_ptr[o], ct.pre_ptr[o + 1]):
-                    if w.hmax[ct.pre_idx[j]] > w.hmax[s]:
-                        s = ct.pre_idx[j]
-                w.sup[o] = s
-                new = w.hmax[s]
-                w.supcost[o] = new
+                s = p
+                for j in range(pre_ptr[o], pre_ptr[o + 1]):
+                    r = pre_idx[j]
+                    if prop[r, _HMAX] > prop[s, _HMAX]:
+                        s = r
+                op[o, _SUP] = s
+                new = prop[s, _HMAX]
+                op[o, _SUPCOST] = new
                 if new != old:
-                    t = new + w.cost[o]
-                    for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
-                        _enqueue(w, ct.eff_idx[j], t)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _break_supporter_ties(ct, w, o, goal_zone_detection, border_detection):
-    for j in range(ct.pre_ptr[o], ct.pre_ptr[o + 1]):
-        p = ct.pre_idx[j]
-        if w.hmax[p] != w.supcost[o]:
-            continue
-        if border_detection:
-            no_zero_cost_achiever = True
-            for m in range(ct.eff_of_ptr[p], ct.eff_of_ptr[p + 1]):
-                if w.cost[ct.eff_of_idx[m]] == 0:
-                    no_zero_cost_achiever = False
-                    break
-            if no_zero_cost_achiever:
-                w.sup[o] = p
-                return
-        if goal_zone_detection and w.status[p] == _GOAL_ZONE:
-            w.sup[o] = p
-            return
+                    t = new + op[o, _COST]
+                    for j in range(eff_ptr[o], eff_ptr[o + 1]):
+                        e = eff_idx[j]
+                        if prop[e, _STATUS] == _UNREACHED or prop[e, _HMAX] > t:
+                            prop[e, _STATUS] = _REACHED
+                            prop[e, _HMAX] = t
+                            q_.push(q, t, e)
 
 
 @njit(cache=True, nogil=True)
 def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
     """Fast Downward's recursive ``mark_goal_plateau(artificial goal)`` with an explicit stack of
-    (proposition, position in its achiever list) frames."""
-    stack = w.stack
+    (proposition, position in its achiever list) frames; zero-cost achievers' tied supporters are
+    re-chosen first (``break_supporter_ties``)."""
+    op, prop, stack = w.op, w.prop, w.stack
+    pre_ptr, pre_idx, eff_of_ptr, eff_of_idx = ct.pre_ptr, ct.pre_idx, ct.eff_of_ptr, ct.eff_of_idx
     tie_break = goal_zone_detection or border_detection
-    w.status[ct.art_goal] = _GOAL_ZONE
+    prop[ct.art_goal, _STATUS] = _GOAL_ZONE
     stack[0] = ct.art_goal
-    stack[1] = ct.eff_of_ptr[ct.art_goal]
+    stack[1] = eff_of_ptr[ct.art_goal]
     top = 2
     while top > 0:
         p = stack[top - 2]
         k = stack[top - 1]
-        if k == ct.eff_of_ptr[p + 1]:
+        if k == eff_of_ptr[p + 1]:
             top -= 2
             continue
         stack[top - 1] = k + 1
-        o = ct.eff_of_idx[k]
-        if w.cost[o] != 0:
+        o = eff_of_idx[k]
+        if op[o, _COST] != 0:
             continue
         if tie_break:
-            _break_supporter_ties(ct, w, o, goal_zone_detection, border_detection)
-        s = w.sup[o]
-        if s >= 0 and w.status[s] != _GOAL_ZONE:
-            w.status[s] = _GOAL_ZONE
+            for j in range(pre_ptr[o], pre_ptr[o + 1]):
+                r = pre_idx[j]
+                if prop[r, _HMAX] != op[o, _SUPCOST]:
+                    continue
+                if border_detection:
+                    no_zero_cost_achiever = True
+                    for m in range(eff_of_ptr[r], eff_of_ptr[r + 1]):
+                        if op[eff_of_idx[m], _COST] == 0:
+                            no_zero_cost_achiever = False
+                            break
+                    if no_zero_cost_achiever:
+                        op[o, _SUP] = r
+                        break
+                if goal_zone_detection and prop[r, _STATUS] == _GOAL_ZONE:
+                    op[o, _SUP] = r
+                    break
+        s = op[o, _SUP]
+        if s >= 0 and prop[s, _STATUS] != _GOAL_ZONE:
+            prop[s, _STATUS] = _GOAL_ZONE
             stack[top] = s
-            stack[top + 1] = ct.eff_of_ptr[s]
+            stack[top + 1] = eff_of_ptr[s]
             top += 2
 
 
@@ -207,36 +228,37 @@ def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
 def _second_exploration(ct, w, n_state):
     """Explore forwards from the state along supporter edges; the operators entering the goal
     zone form the cut (into ``w.cut``; returns its size)."""
-    stack = w.stack
+    op, prop, stack, cut = w.op, w.prop, w.stack, w.cut
+    pre_of_ptr, pre_of_idx, eff_ptr, eff_idx = ct.pre_of_ptr, ct.pre_of_idx, ct.eff_ptr, ct.eff_idx
     top = 0
-    w.status[ct.art_pre] = _BEFORE_GOAL_ZONE
+    prop[ct.art_pre, _STATUS] = _BEFORE_GOAL_ZONE
     stack[top] = ct.art_pre
     top += 1
     for i in range(n_state):
         p = w.props[i]
-        w.status[p] = _BEFORE_GOAL_ZONE
+        prop[p, _STATUS] = _BEFORE_GOAL_ZONE
         stack[top] = p
         top += 1
     n_cut = 0
     while top > 0:
         top -= 1
         p = stack[top]
-        for k in range(ct.pre_of_ptr[p], ct.pre_of_ptr[p + 1]):
-            o = ct.pre_of_idx[k]
-            if w.sup[o] != p:
+        for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
+            o = pre_of_idx[k]
+            if op[o, _SUP] != p:
                 continue
             reached_goal_zone = False
-            for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
-                if w.status[ct.eff_idx[j]] == _GOAL_ZONE:
+            for j in range(eff_ptr[o], eff_ptr[o + 1]):
+                if prop[eff_idx[j], _STATUS] == _GOAL_ZONE:
                     reached_goal_zone = True
-                    w.cut[n_cut] = o
+                    cut[n_cut] = o
                     n_cut += 1
                     break
             if not reached_goal_zone:
-                for j in range(ct.eff_ptr[o], ct.eff_ptr[o + 1]):
-                    e = ct.eff_idx[j]
-                    if w.status[e] != _BEFORE_GOAL_ZONE:
-                        w.status[e] = _BEFORE_GOAL_ZONE
+                for j in range(eff_ptr[o], eff_ptr[o + 1]):
+                    e = eff_idx[j]
+                    if prop[e, _STATUS] != _BEFORE_GOAL_ZONE:
+                        prop[e, _STATUS] = _BEFORE_GOAL_ZONE
                         stack[top] = e
                         top += 1
     return n_cut
@@ -245,27 +267,28 @@ def _second_exploration(ct, w, n_state):
 @njit(cache=True, nogil=True)
 def lmcut_value(words, ct, fdr, w, goal_zone_detection, border_detection):
     """LM-cut value of one state (-1 for a relaxed dead end)."""
-    w.cost[:] = ct.base_cost
+    op, prop, cut = w.op, w.prop, w.cut
+    op[:, _COST] = ct.base_cost
     n_state = state_props(words, fdr, w.props)
     _first_exploration(ct, w, n_state)
-    if w.status[ct.art_goal] == _UNREACHED:
+    if prop[ct.art_goal, _STATUS] == _UNREACHED:
         return -1
     h = 0
-    while w.hmax[ct.art_goal] != 0:
+    while prop[ct.art_goal, _HMAX] != 0:
         _mark_goal_plateau(ct, w, goal_zone_detection, border_detection)
         n_cut = _second_exploration(ct, w, n_state)
         if n_cut == 0:  # impossible while hmax(goal) > 0; guards against an endless loop
             raise RuntimeError("lmcut: empty cut")
         cut_cost = _NO_COST
         for i in range(n_cut):
-            cut_cost = min(cut_cost, w.cost[w.cut[i]])
+            cut_cost = min(cut_cost, op[cut[i], _COST])
         for i in range(n_cut):
-            w.cost[w.cut[i]] -= cut_cost
+            op[cut[i], _COST] -= cut_cost
         h += cut_cost
         _incremental_exploration(ct, w, n_cut)
-        for p in range(ct.n_props):
-            if w.status[p] >= _GOAL_ZONE:
-                w.status[p] = _REACHED
+        for p in range(prop.shape[0]):
+            if prop[p, _STATUS] >= _GOAL_ZONE:
+                prop[p, _STATUS] = _REACHED
     return h
 
 

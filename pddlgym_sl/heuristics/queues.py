@@ -20,176 +20,192 @@ relaxed costs reach 100).
 
 Entries are allocated from a pool that is reset whenever the queue is empty; callers size it for
 the pushes one exploration can make (`new_queue`).
+
+The queue is one int64 array (a header, then the bucket heads, the entry lists and the heap)
+rather than a tuple of arrays: numba passes every array to a function as seven scalars, so a
+push or pop that took six arrays, and was not inlined, cost ten times more than the operation.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
-_MODE, _CURRENT, _ENTRIES, _PUSHES, _ALLOC, _HIGH, _HEAP_SIZE = range(7)
+(
+    _MODE,
+    _CURRENT,
+    _ENTRIES,
+    _PUSHES,
+    _ALLOC,
+    _HIGH,
+    _HEAP_SIZE,
+    _HEAD,
+    _BELOW,
+    _VALUE,
+    _HKEY,
+    _HVAL,
+    _KEY,
+    _VAL,
+) = range(14)
+_HEADER = 14
 _BUCKET, _HEAP = 0, 1
 _MIN_BUCKETS_BEFORE_SWITCH = 100
 
 
-class Queue(NamedTuple):
-    """Arrays of one adaptive queue (see the module docstring)."""
-
-    info: np.ndarray  # int64 (7): mode, current bucket, entries, pushes, allocated, highest key, heap size
-    head: np.ndarray  # int32 (n_keys): top entry of each bucket, -1 when empty
-    below: np.ndarray  # int32 (capacity): the entry under each entry in its bucket
-    value: np.ndarray  # int32 (capacity): the value of each entry
-    hkey: np.ndarray  # int64 (capacity): heap keys
-    hval: np.ndarray  # int32 (capacity): heap values
-
-
-def new_queue(n_keys: int, capacity: int) -> Queue:
+def new_queue(n_keys: int, capacity: int) -> np.ndarray:
     """A queue whose bucket keys stay below `n_keys` and which holds up to `capacity` entries
-    between two moments it is empty."""
-    info = np.zeros(7, dtype=np.int64)
-    info[_HIGH] = -1
-    return Queue(
-        info=info,
-        head=np.full(max(n_keys, _MIN_BUCKETS_BEFORE_SWITCH + 1), -1, dtype=np.int32),
-        below=np.empty(capacity, dtype=np.int32),
-        value=np.empty(capacity, dtype=np.int32),
-        hkey=np.empty(capacity, dtype=np.int64),
-        hval=np.empty(capacity, dtype=np.int32),
-    )
+    between two moments it is empty: one int64 array (see the module docstring)."""
+    n_keys = max(n_keys, _MIN_BUCKETS_BEFORE_SWITCH + 1)
+    q = np.zeros(_HEADER + n_keys + 4 * capacity, dtype=np.int64)
+    q[_HIGH] = -1
+    q[_HEAD] = _HEADER
+    q[_BELOW] = _HEADER + n_keys
+    q[_VALUE] = q[_BELOW] + capacity
+    q[_HKEY] = q[_VALUE] + capacity
+    q[_HVAL] = q[_HKEY] + capacity
+    q[_HEADER : _HEADER + n_keys] = -1
+    return q
 
 
 @njit(cache=True, nogil=True)
 def clear(q):
     """Empty the queue and reset its push count (a heap stays a heap)."""
-    info = q.info
-    if info[_MODE] == _BUCKET:
-        for k in range(info[_CURRENT], info[_HIGH] + 1):
-            q.head[k] = -1
-    info[_CURRENT] = 0
-    info[_ENTRIES] = 0
-    info[_PUSHES] = 0
-    info[_ALLOC] = 0
-    info[_HIGH] = -1
-    info[_HEAP_SIZE] = 0
+    if q[_MODE] == _BUCKET:
+        head = q[_HEAD]
+        for k in range(q[_CURRENT], q[_HIGH] + 1):
+            q[head + k] = -1
+    q[_CURRENT] = 0
+    q[_ENTRIES] = 0
+    q[_PUSHES] = 0
+    q[_ALLOC] = 0
+    q[_HIGH] = -1
+    q[_HEAP_SIZE] = 0
 
 
 @njit(cache=True, nogil=True)
 def is_empty(q):
-    if q.info[_MODE] == _BUCKET:
-        return q.info[_ENTRIES] == 0
-    return q.info[_HEAP_SIZE] == 0
+    if q[_MODE] == _BUCKET:
+        return q[_ENTRIES] == 0
+    return q[_HEAP_SIZE] == 0
 
 
 @njit(cache=True, nogil=True)
 def add_virtual_pushes(q, n):
-    if q.info[_MODE] == _BUCKET:
-        q.info[_PUSHES] += n
+    if q[_MODE] == _BUCKET:
+        q[_PUSHES] += n
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _heap_sift_up(hkey, hval, hole, top, key, val):
-    """libstdc++ ``__push_heap`` with ``comp(a, b) = a.key > b.key``."""
+def _heap_sift_up(q, hole, key, val):
+    """libstdc++ ``__push_heap`` with ``comp(a, b) = a.key > b.key``: move the hole up from
+    `hole` while its parent's key is larger, then put (key, val) there."""
+    hkey, hval = q[_HKEY], q[_HVAL]
     parent = (hole - 1) // 2
-    while hole > top and hkey[parent] > key:
-        hkey[hole] = hkey[parent]
-        hval[hole] = hval[parent]
+    while hole > 0 and q[hkey + parent] > key:
+        q[hkey + hole] = q[hkey + parent]
+        q[hval + hole] = q[hval + parent]
         hole = parent
         parent = (hole - 1) // 2
-    hkey[hole] = key
-    hval[hole] = val
+    q[hkey + hole] = key
+    q[hval + hole] = val
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _to_heap(q):
-    """Move every entry into the heap in (key, bucket order) order: a sorted array is a heap."""
-    info = q.info
+    """Switch to the heap: every entry in (key, bucket order) order, which is a valid heap as it
+    is sorted."""
+    head, below, value, hkey, hval = q[_HEAD], q[_BELOW], q[_VALUE], q[_HKEY], q[_HVAL]
     n = 0
-    for k in range(info[_CURRENT], info[_HIGH] + 1):
-        e = q.head[k]
+    for k in range(q[_CURRENT], q[_HIGH] + 1):
+        e = q[head + k]
         start = n
         while e >= 0:  # top to bottom, then reversed: bucket order is bottom to top
-            q.hkey[n] = k
-            q.hval[n] = q.value[e]
+            q[hkey + n] = k
+            q[hval + n] = q[value + e]
             n += 1
-            e = q.below[e]
+            e = q[below + e]
         i, j = start, n - 1
         while i < j:
-            q.hval[i], q.hval[j] = q.hval[j], q.hval[i]
+            q[hval + i], q[hval + j] = q[hval + j], q[hval + i]
             i += 1
             j -= 1
-        q.head[k] = -1
-    info[_MODE] = _HEAP
-    info[_HEAP_SIZE] = n
-    info[_ENTRIES] = 0
-    info[_ALLOC] = 0
-    info[_HIGH] = -1
-    info[_CURRENT] = 0
+        q[head + k] = -1
+    q[_MODE] = _HEAP
+    q[_HEAP_SIZE] = n
+    q[_ENTRIES] = 0
+    q[_ALLOC] = 0
+    q[_HIGH] = -1
+    q[_CURRENT] = 0
 
 
 @njit(cache=True, nogil=True)
 def push(q, key, val):
     """Insert `val` with integer `key` >= 0."""
-    info = q.info
-    if info[_MODE] == _BUCKET and key >= _MIN_BUCKETS_BEFORE_SWITCH and key > info[_PUSHES]:
+    if q[_MODE] == _BUCKET and key >= _MIN_BUCKETS_BEFORE_SWITCH and key > q[_PUSHES]:
         _to_heap(q)
-    if info[_MODE] == _HEAP:
-        size = info[_HEAP_SIZE]
-        info[_HEAP_SIZE] = size + 1
-        _heap_sift_up(q.hkey, q.hval, size, 0, key, val)
+    if q[_MODE] == _HEAP:
+        size = q[_HEAP_SIZE]
+        q[_HEAP_SIZE] = size + 1
+        _heap_sift_up(q, size, key, val)
         return
-    info[_ENTRIES] += 1
-    info[_PUSHES] += 1
-    e = info[_ALLOC]
-    info[_ALLOC] = e + 1
-    q.value[e] = val
-    q.below[e] = q.head[key]
-    q.head[key] = e
-    if key < info[_CURRENT]:
-        info[_CURRENT] = key
-    if key > info[_HIGH]:
-        info[_HIGH] = key
+    q[_ENTRIES] += 1
+    q[_PUSHES] += 1
+    e = q[_ALLOC]
+    q[_ALLOC] = e + 1
+    slot = np.uint64(q[_HEAD] + key)
+    q[np.uint64(q[_VALUE] + e)] = val
+    q[np.uint64(q[_BELOW] + e)] = q[slot]
+    q[slot] = e
+    if key < q[_CURRENT]:
+        q[_CURRENT] = key
+    if key > q[_HIGH]:
+        q[_HIGH] = key
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _heap_pop(q):
+    """libstdc++ ``pop_heap``: take the top (into the header's key and value slots), move the
+    last entry into the hole it leaves."""
+    hkey, hval = q[_HKEY], q[_HVAL]
+    q[_KEY] = q[hkey]
+    q[_VAL] = q[hval]
+    last = q[_HEAP_SIZE] - 1
+    q[_HEAP_SIZE] = last
+    if last > 0:
+        lkey = q[hkey + last]
+        lval = q[hval + last]
+        hole = 0
+        child = 0
+        while child < (last - 1) // 2:
+            child = 2 * (child + 1)
+            if q[hkey + child] > q[hkey + child - 1]:
+                child -= 1
+            q[hkey + hole] = q[hkey + child]
+            q[hval + hole] = q[hval + child]
+            hole = child
+        if (last & 1) == 0 and child == (last - 2) // 2:
+            child = 2 * (child + 1)
+            q[hkey + hole] = q[hkey + child - 1]
+            q[hval + hole] = q[hval + child - 1]
+            hole = child - 1
+        _heap_sift_up(q, hole, lkey, lval)
 
 
 @njit(cache=True, nogil=True)
 def pop(q):
     """Remove and return (key, value) of a minimal entry (see the module docstring for ties)."""
-    info = q.info
-    if info[_MODE] == _HEAP:
-        hkey, hval = q.hkey, q.hval
-        size = info[_HEAP_SIZE]
-        key = hkey[0]
-        val = hval[0]
-        last = size - 1
-        if last > 0:
-            # libstdc++ pop_heap: move the last entry into the hole left at the top
-            lkey = hkey[last]
-            lval = hval[last]
-            hole = 0
-            child = 0
-            while child < (last - 1) // 2:
-                child = 2 * (child + 1)
-                if hkey[child] > hkey[child - 1]:
-                    child -= 1
-                hkey[hole] = hkey[child]
-                hval[hole] = hval[child]
-                hole = child
-            if (last & 1) == 0 and child == (last - 2) // 2:
-                child = 2 * (child + 1)
-                hkey[hole] = hkey[child - 1]
-                hval[hole] = hval[child - 1]
-                hole = child - 1
-            _heap_sift_up(hkey, hval, hole, 0, lkey, lval)
-        info[_HEAP_SIZE] = last
-        return key, val
-    k = info[_CURRENT]
-    while q.head[k] < 0:
+    if q[_MODE] == _HEAP:
+        _heap_pop(q)
+        return q[_KEY], q[_VAL]
+    head = q[_HEAD]
+    k = q[_CURRENT]
+    while q[np.uint64(head + k)] < 0:
         k += 1
-    info[_CURRENT] = k
-    e = q.head[k]
-    q.head[k] = q.below[e]
-    info[_ENTRIES] -= 1
-    if info[_ENTRIES] == 0:
-        info[_ALLOC] = 0  # every entry is dead: reuse the pool
-    return k, q.value[e]
+    q[_CURRENT] = k
+    slot = np.uint64(head + k)
+    e = q[slot]
+    q[slot] = q[np.uint64(q[_BELOW] + e)]
+    q[_ENTRIES] -= 1
+    if q[_ENTRIES] == 0:
+        q[_ALLOC] = 0  # every entry is dead: reuse the pool
+    return k, q[np.uint64(q[_VALUE] + e)]

@@ -29,7 +29,15 @@ from numba import njit
 
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.relaxed_task import UnaryTask, state_props, unary_task
+from pddlgym_sl.heuristics.relaxed_task import (
+    BASE_COST,
+    EFFECT,
+    N_PRE,
+    OPERATOR,
+    UnaryTask,
+    state_props,
+    unary_task,
+)
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
@@ -40,84 +48,97 @@ _NO_OP = -1
 class RelaxationWork(NamedTuple):
     """Per-instance scratch arrays of the relaxation kernels (reused for every state)."""
 
-    cost: np.ndarray  # int64 (n_props): cost of each proposition, -1 while unreached
-    reached_by: np.ndarray  # int32 (n_props): best supporter (unary operator), -1 for none
-    unsat: np.ndarray  # int32 (n_unary): unsatisfied preconditions
-    ucost: np.ndarray  # int64 (n_unary): cost of each unary operator so far
+    unary: np.ndarray  # int64 (n_unary, 2): cost so far and unsatisfied preconditions of each unary operator
+    prop: (
+        np.ndarray
+    )  # int64 (n_props, 2): cost of each proposition (-1 while unreached) and its best supporter
     props: np.ndarray  # int32 (n_props): the state's propositions
     marked: np.ndarray  # int8 (n_props): propositions visited while collecting the relaxed plan
     in_plan: np.ndarray  # int8 (n_operators): operators of the relaxed plan
     plan: np.ndarray  # int32 (n_operators): the relaxed plan, preconditions' supporters first
     stack: np.ndarray  # int32 (2 * n_props): DFS stack (proposition, cursor) of the plan extraction
-    queue: q_.Queue
+    queue: np.ndarray  # int64: the adaptive queue (`queues.new_queue`)
 
 
 def new_work(ut: UnaryTask) -> RelaxationWork:
-    n_unary = len(ut.effect)
+    n_unary = len(ut.ops)
+    # every unary operator fires at most once; the state adds at most n_props pushes
+    capacity = n_unary + ut.n_props + 2
     return RelaxationWork(
-        cost=np.empty(ut.n_props, dtype=np.int64),
-        reached_by=np.empty(ut.n_props, dtype=np.int32),
-        unsat=np.empty(n_unary, dtype=np.int32),
-        ucost=np.empty(n_unary, dtype=np.int64),
+        unary=np.zeros((n_unary, 2), dtype=np.int64),
+        prop=np.zeros((ut.n_props, 2), dtype=np.int64),
         props=np.empty(max(ut.n_props, 1), dtype=np.int32),
         marked=np.zeros(ut.n_props, dtype=np.int8),
         in_plan=np.zeros(len(ut.op_cost), dtype=np.int8),
         plan=np.empty(max(len(ut.op_cost), 1), dtype=np.int32),
         stack=np.empty(2 * ut.n_props + 2, dtype=np.int32),
-        # every unary operator fires at most once; the state adds at most n_props pushes
-        queue=q_.new_queue(n_unary + ut.n_props + 2, n_unary + ut.n_props + 2),
+        queue=q_.new_queue(capacity, capacity),
     )
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _enqueue(w, p, c, u):
-    """Fast Downward's ``enqueue_if_necessary``: improve `p` to cost `c` via unary operator `u`."""
-    if w.cost[p] == -1 or w.cost[p] > c:
-        w.cost[p] = c
-        w.reached_by[p] = u
-        q_.push(w.queue, c, p)
 
 
 @njit(cache=True, nogil=True)
 def explore(words, ut, fdr, additive, w):
     """Relaxed exploration of state `words`; returns hadd (``additive``) or hmax, -1 for a dead
-    end. Leaves costs and best supporters in `w`."""
-    cost, unsat, ucost = w.cost, w.unsat, w.ucost
-    q_.clear(w.queue)
-    cost[:] = -1
-    n_unary = ut.effect.shape[0]
-    for u in range(n_unary):
-        unsat[u] = ut.pre_ptr[u + 1] - ut.pre_ptr[u]
-        ucost[u] = ut.base_cost[u]
-        if unsat[u] == 0:
-            _enqueue(w, ut.effect[u], ut.base_cost[u], u)
-    n = state_props(words, fdr, w.props)
+    end. Leaves costs and best supporters in ``w.prop``.
+
+    Fast Downward's ``enqueue_if_necessary`` (improve a proposition and queue it) is written out
+    at its three places: a numba call taking these arrays costs more than its body.
+    """
+    ops, unary, prop, q, props = ut.ops, w.unary, w.prop, w.queue, w.props
+    pre_of_ptr, pre_of_idx, is_goal = ut.pre_of_ptr, ut.pre_of_idx, ut.is_goal
+    q_.clear(q)
+    for p in range(prop.shape[0]):
+        prop[p, 0] = -1
+    for u in range(ops.shape[0]):
+        c = ops[u, BASE_COST]
+        unary[u, 0] = c
+        unary[u, 1] = ops[u, N_PRE]
+        if ops[u, N_PRE] == 0:
+            e = ops[u, EFFECT]
+            if prop[e, 0] == -1 or prop[e, 0] > c:
+                prop[e, 0] = c
+                prop[e, 1] = u
+                q_.push(q, c, e)
+    n = state_props(words, fdr, props)
     for i in range(n):
-        _enqueue(w, w.props[i], 0, _NO_OP)
+        p = props[i]
+        if prop[p, 0] == -1 or prop[p, 0] > 0:
+            prop[p, 0] = 0
+            prop[p, 1] = _NO_OP
+            q_.push(q, 0, p)
     unsolved = ut.goal.shape[0]
-    while not q_.is_empty(w.queue):
-        distance, p = q_.pop(w.queue)
-        c = cost[p]
+    while not q_.is_empty(q):
+        distance, p = q_.pop(q)
+        c = prop[p, 0]
         if c < distance:
             continue
-        if ut.is_goal[p]:
+        if is_goal[p]:
             unsolved -= 1
             if unsolved == 0:
                 break
-        for k in range(ut.pre_of_ptr[p], ut.pre_of_ptr[p + 1]):
-            u = ut.pre_of_idx[k]
+        for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
+            u = pre_of_idx[k]
             if additive:
-                ucost[u] = min(ucost[u] + c, _MAX_COST)
-            elif ut.base_cost[u] + c > ucost[u]:
-                ucost[u] = ut.base_cost[u] + c
-            unsat[u] -= 1
-            if unsat[u] == 0:
-                _enqueue(w, ut.effect[u], ucost[u], u)
+                uc = unary[u, 0] + c
+                if uc > _MAX_COST:
+                    uc = _MAX_COST
+            else:
+                uc = max(unary[u, 0], ops[u, BASE_COST] + c)
+            unary[u, 0] = uc
+            left = unary[u, 1] - 1
+            unary[u, 1] = left
+            if left == 0:
+                e = ops[u, EFFECT]
+                if prop[e, 0] == -1 or prop[e, 0] > uc:
+                    prop[e, 0] = uc
+                    prop[e, 1] = u
+                    q_.push(q, uc, e)
     total = 0
     for g in ut.goal:
-        if cost[g] == -1:
+        cg = prop[g, 0]
+        if cg == -1:
             return -1
-        total = min(total + cost[g], _MAX_COST) if additive else max(total, cost[g])
+        total = min(total + cg, _MAX_COST) if additive else max(total, cg)
     return total
 
 
@@ -126,7 +147,8 @@ def relaxed_plan(ut, w):
     """Collect the relaxed plan after an additive `explore` (Fast Downward's marking from each
     goal through the best supporters) into ``w.plan``, each operator after the supporters of its
     preconditions; returns its length. Resets the marks it sets."""
-    marked, in_plan, stack = w.marked, w.in_plan, w.stack
+    marked, in_plan, stack, prop, plan = w.marked, w.in_plan, w.stack, w.prop, w.plan
+    pre_ptr, pre_idx, ops = ut.pre_ptr, ut.pre_idx, ut.ops
     n = 0
     for g in ut.goal:
         if marked[g]:
@@ -137,30 +159,30 @@ def relaxed_plan(ut, w):
         top = 2
         while top > 0:
             p = stack[top - 2]
-            u = w.reached_by[p]
+            u = prop[p, 1]
             if u == _NO_OP:
                 top -= 2
                 continue
             k = stack[top - 1]
-            k = ut.pre_ptr[u] if k < 0 else k
-            if k < ut.pre_ptr[u + 1]:
+            k = pre_ptr[u] if k < 0 else k
+            if k < pre_ptr[u + 1]:
                 stack[top - 1] = k + 1
-                q = ut.pre_idx[k]
-                if not marked[q]:
-                    marked[q] = 1
-                    stack[top] = q
+                r = pre_idx[k]
+                if not marked[r]:
+                    marked[r] = 1
+                    stack[top] = r
                     stack[top + 1] = -1
                     top += 2
                 continue
             top -= 2
-            o = ut.operator[u]
+            o = ops[u, OPERATOR]
             if not in_plan[o]:
                 in_plan[o] = 1
-                w.plan[n] = o
+                plan[n] = o
                 n += 1
     marked[:] = 0
     for i in range(n):
-        in_plan[w.plan[i]] = 0
+        in_plan[plan[i]] = 0
     return n
 
 

@@ -26,6 +26,7 @@ from pddlgym_sl.heuristics.relaxed_task import build_cut_task, build_unary_task
 from pddlgym_sl.heuristics.simple import Blind, GoalCount
 from pddlgym_sl.search import engine as eng
 from pddlgym_sl.search.result import SearchResult
+from pddlgym_sl.search.successor_generator import successor_generator
 from pddlgym_sl.task import CompiledTask, FDRLayout
 
 BatchEvaluator = Callable[[np.ndarray], np.ndarray]
@@ -114,6 +115,12 @@ def _heuristic_args(task: CompiledTask, heuristic) -> tuple[int, tuple, BatchEva
     return kind, (fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, step), None
 
 
+def _effects(task: CompiledTask) -> tuple[np.ndarray, ...]:
+    """The task's effects and goal as the engine indexes them: unsigned (no wrap-around checks)."""
+    arrays = (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx, task.goal, task.goal_neg)
+    return (*(a.astype(np.uint32) for a in arrays), task.fdr.cost)
+
+
 def search(
     task: CompiledTask,
     heuristic: str | BatchHeuristic | BatchEvaluator,
@@ -138,31 +145,12 @@ def search(
         return SearchResult.of(task, "exhausted", None, time.perf_counter() - start, **stats)
     e = eng.new_engine(task.n_words, task.n_actions)
     init = np.array(task.init.words, dtype=np.uint64)
+    gen = successor_generator(task)
+    effects = _effects(task)
     chunk = 64
     while True:
         t0 = time.perf_counter()
-        code = eng.run(
-            e,
-            init,
-            task.pre_ptr,
-            task.pre_idx,
-            task.neg_ptr,
-            task.neg_idx,
-            task.add_ptr,
-            task.add_idx,
-            task.del_ptr,
-            task.del_idx,
-            task.goal,
-            task.goal_neg,
-            task.fdr.cost,
-            task.fdr.succ_order,
-            astar,
-            astar,
-            budget,
-            chunk,
-            kind,
-            *hargs,
-        )
+        code = eng.run(e, init, gen, *effects, astar, astar, budget, chunk, kind, *hargs)
         if code == eng.GROW:
             e = eng.grow(e)
         elif code == eng.NEED_VALUES:
@@ -188,8 +176,8 @@ def search(
     plan = []
     node = goal_node
     while node > 0:
-        plan.append(int(e.action[node]))
-        node = int(e.parent[node])
+        plan.append(int(e.node[node, 1]))
+        node = int(e.node[node, 0])
     plan.reverse()
     stats = {
         "evaluations": int(info[eng.EVALUATIONS]),

@@ -27,6 +27,10 @@ expansion depends on the values of its earlier successors.
 
 The engine's state lives in numpy arrays (`Engine`), so the loop can pause (to check a time
 limit, grow its arrays, or ask for values) and resume exactly where it stopped.
+
+The loop is one long function on purpose: numba passes every array to a function as seven
+scalars, so a helper called per successor (applicability, application, hashing) cost up to ten
+times its body. The per-expansion and per-evaluation helpers stay functions.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from numba import njit
 from pddlgym_sl.heuristics.lmcut import lmcut_value
 from pddlgym_sl.heuristics.relaxation import explore, ff_value
 from pddlgym_sl.heuristics.simple import goal_count_one
-from pddlgym_sl.successors import _apply_into, is_applicable, satisfies
+from pddlgym_sl.successors import satisfies
 
 # heuristic kinds
 EXTERNAL, BLIND, GOAL_COUNT, HMAX, HADD, HFF, LMCUT = range(7)
@@ -72,21 +76,19 @@ class Engine(NamedTuple):
     info: np.ndarray  # int64 (_INFO_SIZE): counters and the phase of the loop
     states: np.ndarray  # uint64 (capacity, n_words): the packed state of every node
     hashes: np.ndarray  # uint64 (capacity)
-    parent: np.ndarray  # int32 (capacity): parent node, -1 for the root
-    action: np.ndarray  # int32 (capacity): action from the parent
-    g: np.ndarray  # int64 (capacity)
+    node: np.ndarray  # int64 (capacity, 4): parent (-1 for the root), action from it, g, status
     h: np.ndarray  # float64 (capacity)
-    status: np.ndarray  # int8 (capacity)
-    table: np.ndarray  # int32 (power of two >= 2 capacity): hash table of node ids, -1 empty
-    key1: np.ndarray  # float64 (heap capacity): open-list heap: first key (h, or g + h)
-    key2: np.ndarray  # float64: second key (0, or h)
-    seq: np.ndarray  # int64: insertion number (first in, first out among equal keys)
-    heap_node: np.ndarray  # int32
-    pending: np.ndarray  # int32 (n_actions + 1): successors of the expansion in progress
-    pending_new: np.ndarray  # int8: 1 for a successor to be evaluated, 0 for a re-insertion
+    table: np.ndarray  # int64 (power of two >= 2 capacity): hash table of node ids, -1 empty
+    heap: np.ndarray  # float64 (capacity, 4): the open list: first key (h, or g + h), second key
+    #                   (0, or h), insertion number (first in, first out among equal keys), node
+    pending: np.ndarray  # int64 (n_actions + 1, 2): successors of the expansion in progress, and
+    #                      1 for one to be evaluated, 0 for one to insert again
     batch: np.ndarray  # uint64 (n_actions + 1, n_words): the states to evaluate (external heuristic)
     values: np.ndarray  # float64 (n_actions + 1): their values
     scratch: np.ndarray  # uint64 (n_words)
+
+
+_PARENT, _ACTION, _G, _STATUS = range(4)
 
 
 def new_engine(n_words: int, n_actions: int, capacity: int = 1024) -> Engine:
@@ -100,18 +102,11 @@ def new_engine(n_words: int, n_actions: int, capacity: int = 1024) -> Engine:
         info=info,
         states=np.zeros((capacity, n_words), dtype=np.uint64),
         hashes=np.zeros(capacity, dtype=np.uint64),
-        parent=np.empty(capacity, dtype=np.int32),
-        action=np.empty(capacity, dtype=np.int32),
-        g=np.empty(capacity, dtype=np.int64),
+        node=np.zeros((capacity, 4), dtype=np.int64),
         h=np.empty(capacity, dtype=np.float64),
-        status=np.zeros(capacity, dtype=np.int8),
-        table=np.full(table_size, -1, dtype=np.int32),
-        key1=np.empty(capacity, dtype=np.float64),
-        key2=np.empty(capacity, dtype=np.float64),
-        seq=np.empty(capacity, dtype=np.int64),
-        heap_node=np.empty(capacity, dtype=np.int32),
-        pending=np.empty(width, dtype=np.int32),
-        pending_new=np.empty(width, dtype=np.int8),
+        table=np.full(table_size, -1, dtype=np.int64),
+        heap=np.empty((capacity, 4), dtype=np.float64),
+        pending=np.empty((width, 2), dtype=np.int64),
         batch=np.empty((width, n_words), dtype=np.uint64),
         values=np.empty(width, dtype=np.float64),
         scratch=np.empty(n_words, dtype=np.uint64),
@@ -121,127 +116,88 @@ def new_engine(n_words: int, n_actions: int, capacity: int = 1024) -> Engine:
 def grow(e: Engine) -> Engine:
     """An engine with twice the node and open-list capacity and the same contents."""
     n = int(e.info[_N_NODES])
-    cap = 2 * len(e.parent)
-    bigger = new_engine(e.states.shape[1], len(e.pending) - 1, cap)
+    bigger = new_engine(e.states.shape[1], len(e.pending) - 1, 2 * len(e.h))
     bigger.info[:] = e.info
-    for old, new in zip(e[1:9], bigger[1:9], strict=True):
-        new[:n] = old[:n]
+    for name in ("states", "hashes", "node", "h"):
+        getattr(bigger, name)[:n] = getattr(e, name)[:n]
     size = int(e.info[_HEAP_SIZE])
-    for old, new in zip(e[9:13], bigger[9:13], strict=True):
-        new[:size] = old[:size]
+    bigger.heap[:size] = e.heap[:size]
     _rehash(bigger.table, bigger.hashes, n)
     return bigger
 
 
 @njit(cache=True)
 def _rehash(table, hashes, n):
-    mask = table.shape[0] - 1
+    mask = np.uint64(table.shape[0] - 1)
     for node in range(n):
         slot = hashes[node] & mask
         while table[slot] >= 0:
-            slot = (slot + 1) & mask
+            slot = (slot + np.uint64(1)) & mask
         table[slot] = node
 
 
-@njit(cache=True, inline="always")
-def _hash(words):
-    """splitmix64-style mixing of the state's words."""
-    x = np.uint64(0x9E3779B97F4A7C15)
-    for w in words:
-        x ^= w + np.uint64(0x9E3779B97F4A7C15) + (x << np.uint64(6)) + (x >> np.uint64(2))
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
-    return x
-
-
 @njit(cache=True)
-def _lookup_or_add(e, words):
-    """The node of state `words`, registering it (status new) when unknown."""
-    hv = _hash(words)
-    mask = e.table.shape[0] - 1
-    slot = hv & mask
-    n_words = words.shape[0]
-    while True:
-        node = e.table[slot]
-        if node < 0:
-            break
-        if e.hashes[node] == hv:
-            same = True
-            for k in range(n_words):
-                if e.states[node, k] != words[k]:
-                    same = False
-                    break
-            if same:
-                return node
-        slot = (slot + 1) & mask
-    node = e.info[_N_NODES]
-    e.info[_N_NODES] = node + 1
-    e.table[slot] = node
-    e.hashes[node] = hv
-    e.states[node, :] = words
-    e.status[node] = _NEW
-    return node
-
-
-@njit(cache=True, inline="always")
-def _less(e, i, j):
-    if e.key1[i] != e.key1[j]:
-        return e.key1[i] < e.key1[j]
-    if e.key2[i] != e.key2[j]:
-        return e.key2[i] < e.key2[j]
-    return e.seq[i] < e.seq[j]
-
-
-@njit(cache=True, inline="always")
-def _swap(e, i, j):
-    e.key1[i], e.key1[j] = e.key1[j], e.key1[i]
-    e.key2[i], e.key2[j] = e.key2[j], e.key2[i]
-    e.seq[i], e.seq[j] = e.seq[j], e.seq[i]
-    e.heap_node[i], e.heap_node[j] = e.heap_node[j], e.heap_node[i]
-
-
-@njit(cache=True)
-def _push(e, node, astar):
-    i = e.info[_HEAP_SIZE]
-    e.info[_HEAP_SIZE] = i + 1
-    h = e.h[node]
-    e.key1[i] = e.g[node] + h if astar else h
-    e.key2[i] = h if astar else 0.0
-    e.seq[i] = e.info[_SEQ]
-    e.info[_SEQ] += 1
-    e.heap_node[i] = node
+def _push(heap, info, k1, k2, node):
+    """Push onto the open list's binary heap (ordered by key1, key2, insertion number)."""
+    i = info[_HEAP_SIZE]
+    info[_HEAP_SIZE] = i + 1
+    seq = float(info[_SEQ])
+    info[_SEQ] += 1
     while i > 0:
         parent = (i - 1) // 2
-        if not _less(e, i, parent):
+        if heap[parent, 0] < k1 or (
+            heap[parent, 0] == k1
+            and (heap[parent, 1] < k2 or (heap[parent, 1] == k2 and heap[parent, 2] < seq))
+        ):
             break
-        _swap(e, i, parent)
+        heap[i, :] = heap[parent, :]
         i = parent
+    heap[i, 0] = k1
+    heap[i, 1] = k2
+    heap[i, 2] = seq
+    heap[i, 3] = node
 
 
 @njit(cache=True)
-def _pop(e):
-    size = e.info[_HEAP_SIZE] - 1
-    node = e.heap_node[0]
-    e.info[_HEAP_SIZE] = size
+def _pop(heap, info):
+    """Pop the open list's minimum; returns its node."""
+    node = int(heap[0, 3])
+    size = info[_HEAP_SIZE] - 1
+    info[_HEAP_SIZE] = size
     if size > 0:
-        _swap(e, 0, size)
+        k1, k2, seq, last = heap[size, 0], heap[size, 1], heap[size, 2], heap[size, 3]
         i = 0
         while True:
-            left = 2 * i + 1
-            if left >= size:
+            child = 2 * i + 1
+            if child >= size:
                 break
-            best = left
-            if left + 1 < size and _less(e, left + 1, left):
-                best = left + 1
-            if not _less(e, best, i):
+            right = child + 1
+            if right < size and (
+                heap[right, 0] < heap[child, 0]
+                or (
+                    heap[right, 0] == heap[child, 0]
+                    and (
+                        heap[right, 1] < heap[child, 1]
+                        or (heap[right, 1] == heap[child, 1] and heap[right, 2] < heap[child, 2])
+                    )
+                )
+            ):
+                child = right
+            if k1 < heap[child, 0] or (
+                k1 == heap[child, 0]
+                and (k2 < heap[child, 1] or (k2 == heap[child, 1] and seq < heap[child, 2]))
+            ):
                 break
-            _swap(e, i, best)
-            i = best
+            heap[i, :] = heap[child, :]
+            i = child
+        heap[i, 0] = k1
+        heap[i, 1] = k2
+        heap[i, 2] = seq
+        heap[i, 3] = last
     return node
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _evaluate(words, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, goal, goal_neg, step):
     """Value of one state under a built-in heuristic (inf for a dead end)."""
     if kind == HFF:
@@ -264,36 +220,100 @@ def _apply_pending(e, n_values, astar):
     """Insert the successors of the expansion in progress in generation order: evaluated ones
     with their value (dead ends marked), re-inserted ones with their new key. Only the first
     `n_values` evaluations happened (the rest exceeded the budget)."""
+    info, node, heap = e.info, e.node, e.heap
     k = 0
-    for i in range(e.info[_N_PENDING]):
-        node = e.pending[i]
-        if e.pending_new[i]:
+    for i in range(info[_N_PENDING]):
+        child = e.pending[i, 0]
+        if e.pending[i, 1]:
             if k >= n_values:
                 break
             h = e.values[k]
             k += 1
-            e.h[node] = h
+            e.h[child] = h
             if h == np.inf:
-                e.status[node] = _DEAD
-                e.info[DEAD_ENDS] += 1
-            else:
-                e.status[node] = _OPEN
-                _push(e, node, astar)
-        elif e.status[node] == _OPEN:
-            _push(e, node, astar)
-    e.info[EVALUATIONS] += k
-    e.info[_N_PENDING] = 0
-    e.info[_AWAITING] = 0
+                node[child, _STATUS] = _DEAD
+                info[DEAD_ENDS] += 1
+                continue
+            node[child, _STATUS] = _OPEN
+        elif node[child, _STATUS] != _OPEN:
+            continue
+        h = e.h[child]
+        if astar:
+            _push(heap, info, node[child, _G] + h, h, child)
+        else:
+            _push(heap, info, h, 0.0, child)
+    info[EVALUATIONS] += k
+    info[_N_PENDING] = 0
+    info[_AWAITING] = 0
+
+
+@njit(cache=True)
+def _start(
+    e,
+    init,
+    max_evaluations,
+    external,
+    kind,
+    fdr,
+    ut,
+    rw,
+    ct,
+    lw,
+    gc_fact,
+    gc_neg_ptr,
+    gc_neg_idx,
+    goal,
+    goal_neg,
+    step,
+    astar,
+):
+    """Register and evaluate the initial state; returns the status to report, or -1 to go on."""
+    info = e.info
+    info[_STARTED] = 1
+    hv = _hash(init)
+    root = 0
+    info[_N_NODES] = 1
+    e.table[hv & np.uint64(e.table.shape[0] - 1)] = root
+    e.hashes[root] = hv
+    e.states[root, :] = init
+    e.node[root, _PARENT] = -1
+    e.node[root, _ACTION] = -1
+    e.node[root, _G] = 0
+    e.node[root, _STATUS] = _PENDING
+    e.pending[0, 0] = root
+    e.pending[0, 1] = 1
+    info[_N_PENDING] = 1
+    if max_evaluations < 1:
+        return EVALUATION_LIMIT
+    info[N_NEW] = 1
+    if external:
+        e.batch[0, :] = init
+        info[_AWAITING] = 1
+        return NEED_VALUES
+    e.values[0] = _evaluate(
+        init, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, goal, goal_neg, step
+    )
+    _apply_pending(e, 1, astar)
+    return -1
+
+
+@njit(cache=True)
+def _hash(words):
+    """splitmix64-style mixing of the state's words."""
+    x = np.uint64(0x9E3779B97F4A7C15)
+    for w in words:
+        x ^= w + np.uint64(0x9E3779B97F4A7C15) + (x << np.uint64(6)) + (x >> np.uint64(2))
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return x
 
 
 @njit(cache=True)
 def run(
     e,
     init,
-    pre_ptr,
-    pre_idx,
-    neg_ptr,
-    neg_idx,
+    gen,
     add_ptr,
     add_idx,
     del_ptr,
@@ -301,7 +321,6 @@ def run(
     goal,
     goal_neg,
     cost,
-    succ_order,
     astar,
     reopen,
     max_evaluations,
@@ -320,106 +339,175 @@ def run(
     """Advance the search until it ends or pauses; returns one of SOLVED, EXHAUSTED,
     EVALUATION_LIMIT, PAUSED (after `max_expansions` expansions), GROW (call again with a
     `grow`n engine) or NEED_VALUES (fill ``e.values[:e.info[N_NEW]]`` with the values of
-    ``e.batch[:e.info[N_NEW]]`` and call again)."""
-    info = e.info
-    n_actions = succ_order.shape[0]
+    ``e.batch[:e.info[N_NEW]]`` and call again). `gen` is the task's `SuccessorGenerator`;
+    ``add_*``/``del_*`` are the effects as uint32 CSR arrays."""
+    info, node, states, scratch = e.info, e.node, e.states, e.scratch
+    external = kind == EXTERNAL
+    one = np.uint64(1)
     if info[_AWAITING]:
         _apply_pending(e, info[N_NEW], astar)
         if info[_STOP_AFTER_PENDING]:
             return EVALUATION_LIMIT
     if not info[_STARTED]:
-        info[_STARTED] = 1
-        root = _lookup_or_add(e, init)
-        e.parent[root] = -1
-        e.action[root] = -1
-        e.g[root] = 0
-        e.pending[0] = root
-        e.pending_new[0] = 1
-        info[_N_PENDING] = 1
-        if max_evaluations < 1:
-            return EVALUATION_LIMIT
-        info[N_NEW] = 1
-        if kind == EXTERNAL:
-            e.batch[0, :] = init
-            info[_AWAITING] = 1
-            return NEED_VALUES
-        e.values[0] = _evaluate(
-            init, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, goal, goal_neg, step
+        code = _start(
+            e,
+            init,
+            max_evaluations,
+            external,
+            kind,
+            fdr,
+            ut,
+            rw,
+            ct,
+            lw,
+            gc_fact,
+            gc_neg_ptr,
+            gc_neg_idx,
+            goal,
+            goal_neg,
+            step,
+            astar,
         )
-        _apply_pending(e, 1, astar)
+        if code >= 0:
+            return code
+    n_words = scratch.shape[0]
+    n_actions = e.pending.shape[0] - 1
+    g_fact, g_none_ptr, g_none_idx, g_skip, g_ops_ptr, g_ops_idx = gen
+    n_gen = g_skip.shape[0]
+    table = e.table
+    mask = np.uint64(table.shape[0] - 1)
     expanded = 0
     while True:
         if expanded >= max_expansions:
             return PAUSED
-        if info[_N_NODES] + n_actions > e.parent.shape[0] or info[_HEAP_SIZE] + n_actions > e.key1.shape[0]:
+        if info[_N_NODES] + n_actions > node.shape[0] or info[_HEAP_SIZE] + n_actions > e.heap.shape[0]:
             return GROW
         # ---- next node to expand
-        node = -1
+        current = -1
         while info[_HEAP_SIZE] > 0:
-            candidate = _pop(e)
-            if e.status[candidate] != _CLOSED:
-                node = candidate
+            candidate = _pop(e.heap, info)
+            if node[candidate, _STATUS] != _CLOSED:
+                current = candidate
                 break
-        if node < 0:
+        if current < 0:
             return EXHAUSTED
-        e.status[node] = _CLOSED
+        node[current, _STATUS] = _CLOSED
         info[EXPANSIONS] += 1
         expanded += 1
-        words = e.states[node]
-        if satisfies(words, goal, goal_neg):
-            info[GOAL_NODE] = node
+        words = states[current]
+        goal_holds = True
+        for k in range(goal.shape[0]):
+            f = goal[k]
+            if (words[f >> 6] >> np.uint64(f & 63)) & one == 0:
+                goal_holds = False
+                break
+        if goal_holds:
+            for k in range(goal_neg.shape[0]):
+                f = goal_neg[k]
+                if (words[f >> 6] >> np.uint64(f & 63)) & one != 0:
+                    goal_holds = False
+                    break
+        if goal_holds:
+            info[GOAL_NODE] = current
             return SOLVED
-        # ---- generate its successors in the successor generator's order
-        g_node = e.g[node]
+        # ---- its successors, in the successor generator's order
+        g_node = node[current, _G]
         n_pending = 0
         n_new = 0
-        for i in range(n_actions):
-            a = succ_order[i]
-            if not is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
+        i = 0
+        while i < n_gen:
+            f = g_fact[i]
+            if f >= 0:
+                holds = (words[f >> 6] >> np.uint64(f & 63)) & one != 0
+            else:
+                holds = True
+                for j in range(g_none_ptr[i], g_none_ptr[i + 1]):
+                    nf = g_none_idx[j]
+                    if (words[nf >> 6] >> np.uint64(nf & 63)) & one != 0:
+                        holds = False
+                        break
+            if not holds:
+                i = g_skip[i]
                 continue
-            info[GENERATED] += 1
-            _apply_into(words, e.scratch, a, add_ptr, add_idx, del_ptr, del_idx)
-            child = _lookup_or_add(e, e.scratch)
-            status = e.status[child]
-            if status == _DEAD:
-                continue
-            g_child = g_node + cost[a]
-            if status == _NEW:
-                e.status[child] = _PENDING
-                e.g[child] = g_child
-                e.parent[child] = node
-                e.action[child] = a
-                e.pending[n_pending] = child
-                e.pending_new[n_pending] = 1
-                n_pending += 1
-                if kind == EXTERNAL:
-                    e.batch[n_new, :] = e.scratch
-                n_new += 1
-            elif e.g[child] > g_child:
-                e.g[child] = g_child
-                e.parent[child] = node
-                e.action[child] = a
-                if status == _OPEN or (status == _CLOSED and reopen):
-                    e.status[child] = _OPEN
-                    e.pending[n_pending] = child
-                    e.pending_new[n_pending] = 0
+            for j in range(g_ops_ptr[i], g_ops_ptr[i + 1]):
+                a = g_ops_idx[j]
+                info[GENERATED] += 1
+                for w in range(n_words):
+                    scratch[w] = words[w]
+                for k in range(del_ptr[a], del_ptr[a + 1]):
+                    df = del_idx[k]
+                    scratch[df >> 6] &= ~(one << np.uint64(df & 63))
+                for k in range(add_ptr[a], add_ptr[a + 1]):
+                    af = add_idx[k]
+                    scratch[af >> 6] |= one << np.uint64(af & 63)
+                # look the successor up in the hash table, registering it when new
+                hv = _hash(scratch)
+                slot = hv & mask
+                child = -1
+                while True:
+                    c = table[slot]
+                    if c < 0:
+                        break
+                    if e.hashes[c] == hv:
+                        same = True
+                        for w in range(n_words):
+                            if states[c, w] != scratch[w]:
+                                same = False
+                                break
+                        if same:
+                            child = c
+                            break
+                    slot = (slot + one) & mask
+                if child < 0:
+                    child = info[_N_NODES]
+                    info[_N_NODES] = child + 1
+                    table[slot] = child
+                    e.hashes[child] = hv
+                    for w in range(n_words):
+                        states[child, w] = scratch[w]
+                    node[child, _STATUS] = _NEW
+                status = node[child, _STATUS]
+                if status == _DEAD:
+                    continue
+                g_child = g_node + cost[a]
+                if status == _NEW:
+                    node[child, _STATUS] = _PENDING
+                    node[child, _G] = g_child
+                    node[child, _PARENT] = current
+                    node[child, _ACTION] = a
+                    e.pending[n_pending, 0] = child
+                    e.pending[n_pending, 1] = 1
                     n_pending += 1
+                    if external:
+                        for w in range(n_words):
+                            e.batch[n_new, w] = scratch[w]
+                    n_new += 1
+                elif node[child, _G] > g_child:
+                    node[child, _G] = g_child
+                    node[child, _PARENT] = current
+                    node[child, _ACTION] = a
+                    if status == _OPEN or (status == _CLOSED and reopen):
+                        node[child, _STATUS] = _OPEN
+                        e.pending[n_pending, 0] = child
+                        e.pending[n_pending, 1] = 0
+                        n_pending += 1
+            i += 1
         info[_N_PENDING] = n_pending
         budget = max_evaluations - info[EVALUATIONS]
         if n_new > budget:
             n_new = budget
             info[_STOP_AFTER_PENDING] = 1
         info[N_NEW] = n_new
-        if kind == EXTERNAL and n_new > 0:
+        if external and n_new > 0:
             info[_AWAITING] = 1
             return NEED_VALUES
         k = 0
         for j in range(n_pending):
-            if e.pending_new[j]:
+            if e.pending[j, 1]:
                 if k >= n_new:
                     break
                 e.values[k] = _evaluate(
-                    e.states[e.pending[j]],
+                    states[e.pending[j, 0]],
                     kind,
                     fdr,
                     ut,

@@ -31,7 +31,7 @@ terms of ``Y`` and the expansions as ``[B, N, N, N, C]`` tensors (and keep them 
   ``H[u,v] = T[i,u,v] W_1 + T[u,i,v] W_3 + T[u,v,i] W_5``, so
   ``P[i,j,k] = G[j,k] + H[k,j] + A'[j,k] + B'[i,k]`` (``A'`` is folded into ``G``, ``B'`` into
   ``H``). A row of ``3 C_t`` inputs against ``[3 C_t, 2 C_p]`` weights runs as 8-lane SIMD
-  multiply-adds over output channels, four rows at a time (`agents.models.nlm_simd`);
+  multiply-adds over output channels, four rows at a time (`agents.models.nlm.fast.simd`);
 * the max/min over ``k`` and their arguments are lane-wise selects over 8 channels;
 * the backward pass routes each output gradient through ``σ'`` to its selected ``k`` only, pushes
   the selected ``P`` entries through the weights into ``T``'s gradient (dense rows of ``G``, ``H``)
@@ -40,7 +40,7 @@ terms of ``Y`` and the expansions as ``[B, N, N, N, C]`` tensors (and keep them 
   ``X, X'`` and the weights.
 
 The kernels release the GIL and run on batch slices in ``torch.get_num_threads()`` Python threads
-(`agents.models.nlm_kernels.parallel`; one inside `agents.models.nlm_kernels.inline_kernels`).
+(`agents.models.nlm.fast.threads.parallel`; one inside `agents.models.nlm.fast.threads.inline_kernels`).
 Channel counts are padded to multiples of 8 (zero weights); the generic PyTorch path of
 `agents.models.nlm` computes the same function (the tests compare the two).
 """
@@ -52,20 +52,9 @@ import torch
 from numba import njit
 from torch import Tensor
 
-from agents.models.nlm_kernels import (
-    INLINE,
-    JIT,
-    as_array,
-    fill_padding,
-    needs_grad,
-    packed,
-    pad_lanes,
-    pad_last,
-    parallel,
-    real_objects,
-    split_batch,
-)
-from agents.models.nlm_simd import (
+from agents.models.nlm.fast.arrays import DTYPES, as_array, needs_grad, packed, pad_lanes, pad_last
+from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, real_objects
+from agents.models.nlm.fast.simd import (
     LANES,
     vadd,
     vbcast,
@@ -79,13 +68,23 @@ from agents.models.nlm_simd import (
     vstore,
     vsub,
 )
+from agents.models.nlm.fast.threads import parallel, split_batch
 
-__all__ = ["Block3", "block3"]
+__all__ = [
+    "Block3",
+    "block3",
+    "block3_forward",
+    "expand_weight",
+    "gh_rows",
+    "own_weight",
+    "pair_terms",
+    "sigmoid_t",
+]
 
 
 # ----------------------------------------------------------------------------- forward
 @njit(**INLINE)
-def _pair_terms(x, w, bias, b, objs, n, pair):
+def pair_terms(x, w, bias, b, objs, n, pair):
     """Expansion terms of the arity-2 input ``x`` (``[B, N, N, C_x]``) for batch row ``b``, into
     ``pair = (A, B, C)`` (compact, flat ``[n, n, C]``): ``A[j, k] = U_4[j, k] + U_5[k, j]``,
     ``B[i, k] = U_1[i, k] + U_3[k, i]``, ``C[i, j] = U_0[i, j] + U_2[j, i] + bias`` with
@@ -155,7 +154,7 @@ def _exists_t(pair, b, objs, n, big_n, exclude_self, outs):
 
 
 @njit(**JIT)
-def _sigmoid_t(pair, n, ct, tb):
+def sigmoid_t(pair, n, ct, tb):
     """``tb[x, y, z] = σ(A[y, z] + B[x, z] + C[x, y])`` (compact, flat ``[n, n, n, C_t]``)."""
     pa, pb, pc = pair
     for x in range(n):
@@ -181,7 +180,7 @@ def _slice_rows(i, u, v, n, s):
 
 
 @njit(**INLINE)
-def _gh_rows(tb, wq, pair2, ct, cp, n, i, u, v0, nv, gh):
+def gh_rows(tb, wq, pair2, ct, cp, n, i, u, v0, nv, gh):
     """``G``, ``H`` rows ``(u, v0 .. v0 + nv - 1)`` (``nv <= 4``) for first object ``i``.
 
     ``gh[(u * n + v) * 2 C_p + (0 | C_p) + ch]`` receives ``G[u, v, ch] + A'[u, v, ch]`` and
@@ -240,7 +239,7 @@ def _exists_y(gh, pc2, b, objs, n, i, big_n, exclude_self, outs):
 @njit(**JIT)
 def _forward(lo, hi, xs, weights, wq, mask, exclude_self, with_y, keep_t, t_all, outs):
     """Batch rows ``lo .. hi - 1``. ``xs = (X, X')``, ``weights = (V, b, V', b')`` (``V``:
-    ``[C_x, 6 C_t]``), ``wq``: ``[3 C_t, 2 C_p]`` (see `_own_weight`); ``outs``: the outputs of ``T``
+    ``[C_x, 6 C_t]``), ``wq``: ``[3 C_t, 2 C_p]`` (see `own_weight`); ``outs``: the outputs of ``T``
     then of ``Y`` (∃, ∀, argmax, argmin: padded ``[B, N, N, C]``, arguments as floats in the compact
     numbering of the real objects); ``t_all[b]``: ``T`` of row ``b`` when ``keep_t`` (kept for the
     backward pass)."""
@@ -261,17 +260,17 @@ def _forward(lo, hi, xs, weights, wq, mask, exclude_self, with_y, keep_t, t_all,
             fill_padding(outs[k], b, n, -1.0 if k % 4 >= 2 else 0.0)
         if n == 0:
             continue
-        _pair_terms(x, w0, b0, b, objs, n, pair)
+        pair_terms(x, w0, b0, b, objs, n, pair)
         _exists_t(pair, b, objs, n, big_n, exclude_self, outs[:4])
         if not with_y:
             continue
-        _pair_terms(x2, w1, b1, b, objs, n, pair2)
+        pair_terms(x2, w1, b1, b, objs, n, pair2)
         tb = t_all[b][: n**3 * ct] if keep_t else scratch[: n**3 * ct]
-        _sigmoid_t(pair, n, ct, tb)
+        sigmoid_t(pair, n, ct, tb)
         for i in range(n):
             for u in range(n):
                 for v0 in range(0, n, 4):
-                    _gh_rows(tb, wq, pair2, ct, cp, n, i, u, v0, min(4, n - v0), gh)
+                    gh_rows(tb, wq, pair2, ct, cp, n, i, u, v0, min(4, n - v0), gh)
             _exists_y(gh, pair2[2], b, objs, n, i, big_n, exclude_self, outs[4:])
 
 
@@ -312,7 +311,7 @@ def _route_pair(b, objs, n, i, j, exclude_self, outs, grads, dpair, gbuf, goff):
 def _route_p(cp, n, j, ixf, imf, row, gbuf, goff, dgh):
     """The selected ``P[i, j, k]`` of one ``(i, j)`` (pre-activation gradients at ``gbuf[goff:]``,
     arguments at ``row`` of the flat ``ixf`` / ``imf``) onto the gradients of ``G[j, k]`` and
-    ``H[k, j]`` in ``dgh`` (laid out like `_gh_rows`' ``gh``): ``P[i, j, k] = G[j, k] + H[k, j] + ...``."""
+    ``H[k, j]`` in ``dgh`` (laid out like `gh_rows`' ``gh``): ``P[i, j, k] = G[j, k] + H[k, j] + ...``."""
     c2p = 2 * cp
     for sel in range(2):
         for ch in range(cp):
@@ -325,7 +324,7 @@ def _route_p(cp, n, j, ixf, imf, row, gbuf, goff, dgh):
 
 @njit(**JIT)
 def _gh_rows_grad(dgh, wt, ct, cp, n, i, dtb):
-    """Backward of `_gh_rows` onto ``T`` for first object ``i``: ``dT[T_s[u, v]] += dGH[u, v] W_s^T``
+    """Backward of `gh_rows` onto ``T`` for first object ``i``: ``dT[T_s[u, v]] += dGH[u, v] W_s^T``
     for every row ``(u, v)`` (dense over channels, four rows at a time), then clear ``dgh``."""
     c2p, c3t = 2 * cp, 3 * ct
     zero = vfill(dgh, 0.0)
@@ -422,7 +421,7 @@ def _sigmoid_t_grad(tb, dtb, n, ct, dpair):
 
 @njit(**JIT)
 def _pair_terms_grad(x, w_t, b, objs, n, dpair, dx, sums):
-    """Backward of `_pair_terms` from the compact ``dpair = (dA, dB, dC)`` (``[n, n, C]``): ``x``'s
+    """Backward of `pair_terms` from the compact ``dpair = (dA, dB, dC)`` (``[n, n, C]``): ``x``'s
     gradient into ``dx`` (``[B, N, N, C_x8]``; skipped when ``dx.size == 1``) and, into
     ``sums = (dw, dbias)``, the weight's (``[C_x, 6 C]``, summed in registers two input channels at
     a time) and the bias's. ``w_t``: ``[6 C, C_x8]``, the weight transposed."""
@@ -532,7 +531,7 @@ def _backward(lo, hi, xs, weights_t, t_all, mask, exclude_self, with_y, outs, gr
 
 
 # ----------------------------------------------------------------------------- autograd
-def _expand_weight(w: np.ndarray, c_in: int) -> tuple[np.ndarray, np.ndarray]:
+def expand_weight(w: np.ndarray, c_in: int) -> tuple[np.ndarray, np.ndarray]:
     """The expand blocks of an arity-3 weight ``[C, 6 (c_in + c_own)]``: ``V`` as ``[c_in, 6 C8]``
     with ``V[q, p * C8 + c] = w[c, p, q]`` (output channels zero-padded to ``C8``), and ``V``
     transposed with its input channels padded, ``[6 C8, c_in8]`` (for the backward pass)."""
@@ -541,7 +540,7 @@ def _expand_weight(w: np.ndarray, c_in: int) -> tuple[np.ndarray, np.ndarray]:
     return v, pad_last(v.T, pad_lanes(c_in))
 
 
-def _own_weight(w: np.ndarray, c_in: int, ct: int) -> tuple[np.ndarray, np.ndarray]:
+def own_weight(w: np.ndarray, c_in: int, ct: int) -> tuple[np.ndarray, np.ndarray]:
     """The own blocks ``W_p = w[:, p, c_in:].T`` (``[C_t, C_p]``) of the second layer's arity-3
     weight as ``wq[s * ct8 + c2] = [W_{2s}[c2] | W_{2s+1}[c2]]`` (``[3 ct8, 2 cp8]``: ``G`` takes
     the permutations 0, 2, 4, ``H`` 1, 3, 5), and ``wq`` transposed."""
@@ -553,26 +552,23 @@ def _own_weight(w: np.ndarray, c_in: int, ct: int) -> tuple[np.ndarray, np.ndarr
     return wq, np.ascontiguousarray(wq.T)
 
 
-_DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
-
-
-def _block3_run(x, w0, b0, x2, w1, b1, mask, exclude_self, keep_t) -> tuple[tuple, tuple]:
+def block3_forward(x, w0, b0, x2, w1, b1, mask, exclude_self, keep_t) -> tuple[tuple, tuple]:
     """The forward kernels of `Block3`: its four outputs and ``(with_y, dims, saved)`` for the
     backward pass (``T`` is kept for it when ``keep_t``)."""
     nb, n, _, cx = x.shape
     with_y = w1 is not None
-    dt = _DTYPES[x.dtype]
+    dt = DTYPES[x.dtype]
     ct = w0.shape[0]
     ct8 = pad_lanes(ct)
-    v0, v0t = packed(w0, _expand_weight, cx)
+    v0, v0t = packed(w0, expand_weight, cx)
     weights = [v0, packed(b0, pad_last, ct8)]
     if with_y:
         cx2, cp = x2.shape[3], w1.shape[0]
         cp8 = pad_lanes(cp)
         xs = (x.detach().contiguous().numpy(), x2.detach().contiguous().numpy())
-        v1, v1t = packed(w1, _expand_weight, cx2)
+        v1, v1t = packed(w1, expand_weight, cx2)
         weights += [v1, packed(b1, pad_last, cp8)]
-        wq, wqt = packed(w1, _own_weight, cx2, ct)
+        wq, wqt = packed(w1, own_weight, cx2, ct)
     else:
         cx2, cp, cp8 = 1, 0, LANES
         xs = (x.detach().contiguous().numpy(), np.zeros((1, 1, 1, 1), dt))
@@ -619,7 +615,7 @@ class Block3(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, w0, b0, x2, w1, b1, mask, exclude_self, needs_grad):
-        result, (ctx.with_y, ctx.dims, ctx.saved) = _block3_run(
+        result, (ctx.with_y, ctx.dims, ctx.saved) = block3_forward(
             x, w0, b0, x2, w1, b1, mask, exclude_self, needs_grad
         )
         return result
@@ -680,4 +676,4 @@ def block3(x, w0, b0, x2, w1, b1, mask: Tensor, exclude_self: bool) -> tuple:
     bookkeeping costs about as much as the kernels on the few states of one search expansion)."""
     if needs_grad(x, w0, b0, x2, w1, b1):
         return Block3.apply(x, w0, b0, x2, w1, b1, mask, exclude_self, True)
-    return _block3_run(x, w0, b0, x2, w1, b1, mask, exclude_self, False)[0]
+    return block3_forward(x, w0, b0, x2, w1, b1, mask, exclude_self, False)[0]

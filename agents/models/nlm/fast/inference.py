@@ -1,26 +1,26 @@
 r"""Inference-only NLM forward on the CPU: numpy arrays between compiled kernels, weights laid out once.
 
 Why: GBFS evaluates the few new successors of one expansion per call (2-3 states on average), and
-there the fused `agents.models.nlm.NLM.forward` is dominated by fixed per-call costs, not by the
+there the fused `agents.models.nlm.network.NLM.forward` is dominated by fixed per-call costs, not by the
 kernels: a few hundred small torch operations (each several microseconds: dispatch, autograd and
 version-counter bookkeeping), weight layouts looked up on every call, ``autograd.Function`` calls.
 `InferencePlan` computes the same function of a model whose layers the fused path covers
-(arity-3 tensors only as the lazy block of `agents.models.nlm_block3`, activated arity-2
+(arity-3 tensors only as the lazy block of `agents.models.nlm.fast.arity3_block`, activated arity-2
 outputs), with at most three compiled calls per layer:
 
 * the kernels' weight layouts are built once per plan, and the plan is rebuilt when a
   parameter's values change (one comparison of all parameters per call);
 * a layer's arity <= 1 outputs (and the ∃/∀ they read) are one call of
-  `agents.models.nlm_low_arity.low_arity_forward`, its arity-2 output one call of the arity-2
-  kernel of `agents.models.nlm_kernels`;
-* the arity-3 block runs in `agents.models.nlm_block3_memo`, which keeps its costly part (a
+  `agents.models.nlm.fast.low_arity.low_arity_forward`, its arity-2 output one call of the arity-2
+  kernel of `agents.models.nlm.fast.arity2`;
+* the arity-3 block runs in `agents.models.nlm.fast.arity3_memo`, which keeps its costly part (a
   function of the first layer's arity-2 input only) for recently seen inputs and patches it for
   inputs that differ in a few object pairs; the plan owns the memo, so it starts empty whenever
   the weights change.
 
 Hidden features travel between layers with their channel axis padded to the SIMD width (the
 padded lanes hold values that zero weight rows ignore); the raw inputs are read unpadded where
-the kernels allow it. The math is that of `agents.models.nlm.NLMLayer` (see there); only the order
+the kernels allow it. The math is that of `agents.models.nlm.layer.NLMLayer` (see there); only the order
 of some additions differs, so outputs agree to rounding (the tests compare the two paths). No
 gradients: `NLM` uses this path only when autograd records nothing.
 """
@@ -34,12 +34,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from agents.models.nlm_block3_memo import Block3Memo
-from agents.models.nlm_kernels import _a2_forward, _a2_weights, pad_lanes, pad_last, parallel, split_batch
-from agents.models.nlm_low_arity import low_arity_forward
+from agents.models.nlm.fast.arity2 import arity2_forward, arity2_weights
+from agents.models.nlm.fast.arity3_memo import Block3Memo
+from agents.models.nlm.fast.arrays import pad_lanes, pad_last
+from agents.models.nlm.fast.low_arity import low_arity_forward
+from agents.models.nlm.fast.threads import parallel, split_batch
 
 if TYPE_CHECKING:
-    from agents.models.nlm import NLM, NLMLayer
+    from agents.models.nlm.layer import NLMLayer
+    from agents.models.nlm.network import NLM
 
 __all__ = ["InferencePlan"]
 
@@ -69,7 +72,7 @@ def _true(a: np.ndarray, c: int) -> np.ndarray:
     return a if a.shape[-1] == c else np.ascontiguousarray(a[..., :c])
 
 
-class _Layer:
+class _LayerPlan:
     """One layer's work in the plan: which inputs it reads in which form, its weights in the
     kernels' layouts, and the memo when it consumes a lazy arity-3 input.
 
@@ -126,7 +129,7 @@ class _Layer:
         return (v1, w1, b1, w0, b0), flags
 
     def _a2_layout(self) -> tuple:
-        """``(we, wo, bias)`` of `agents.models.nlm_kernels._a2_forward` and the parts' offsets;
+        """``(we, wo, bias)`` of `agents.models.nlm.fast.arity2.arity2_forward` and the parts' offsets;
         the raw inputs of the first layer are read unpadded, every hidden feature padded."""
 
         def width(c: int) -> int:
@@ -141,7 +144,7 @@ class _Layer:
             groups += [(self.red[3], _pad8(self.red[3]))] * 2
         cols = _pad_columns(lin.weight.detach().numpy(), groups, 2)
         offs = np.cumsum([0, *(a for _, a in groups[1:]), 0, 0, 0])[:4].astype(np.int64)
-        we, wo, _, _ = _a2_weights(cols, width(c1), tuple(int(o) for o in offs))
+        we, wo, _, _ = arity2_weights(cols, width(c1), tuple(int(o) for o in offs))
         bias = pad_last(lin.bias.detach().numpy(), pad_lanes(lin.bias.shape[0]))
         return (we, wo, bias), offs
 
@@ -179,7 +182,7 @@ class _Layer:
             )
             outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
             args = (x1, parts3, offs, (we, wo, bias), mask, excl, reduce, outs)
-            parallel([lambda lo=lo, hi=hi: _a2_forward(lo, hi, *args) for lo, hi in split_batch(mask, 2)])
+            parallel([lambda lo=lo, hi=hi: arity2_forward(lo, hi, *args) for lo, hi in split_batch(mask, 2)])
             if reduce:
                 out_red[2] = (outs[1], outs[2])
             else:
@@ -232,7 +235,7 @@ class InferencePlan:
         self.scratch = np.empty_like(self.snapshot)
         self.in_channels = dict(model.in_channels)
         self.n_outputs = model.n_outputs
-        self.layers: list[_Layer] = []
+        self.layers: list[_LayerPlan] = []
         full, red = dict(model.in_channels), {}
         lazy_layer: NLMLayer | None = None
         for d, layer in enumerate(model.layers):
@@ -247,7 +250,7 @@ class InferencePlan:
                     own.bias.detach().numpy() if own is not None else None,
                 )
                 red[3] = lin0.weight.shape[0]
-            plan = _Layer(layer, d == 0, full, red, memo)
+            plan = _LayerPlan(layer, d == 0, full, red, memo)
             self.layers.append(plan)
             lazy_layer = layer if plan.lazy3 else None
             outs = layer.out_channels
@@ -267,7 +270,7 @@ class InferencePlan:
             lazy_out, reduced3 = None, False
             if 3 in outs:
                 if lazy_in is not None:
-                    ok = 3 in layer.reduce_outputs and layer._parts[3] == (
+                    ok = 3 in layer.reduce_outputs and layer.input_parts[3] == (
                         ins.get(2),
                         lazy_in.out_channels[3],
                     )
@@ -275,7 +278,7 @@ class InferencePlan:
                 else:
                     ok = (
                         layer.lazy_arity3
-                        and layer._parts[3][1] == 0
+                        and layer.input_parts[3][1] == 0
                         and 2 in ins
                         and 3 not in layer.reduce_outputs
                     )

@@ -1,6 +1,6 @@
 """Collecting what the report needs: run directories, their evaluations, and hFF baselines.
 
-A *run* is a directory with ``args.json`` (written by `agents.supervised`); its test accuracy is
+A *run* is a directory with ``args.json`` (written by `agents.apps.supervised`); its test accuracy is
 ``metrics.json`` (absent while the run is unfinished) and its planning results are
 ``eval/<split>/summary.json`` (N, TN) and ``eval/<split>-clip/summary.json`` (N+clip), each with
 per-problem JSONs in ``problems/``. A *baseline* is any ``summary.json`` of `agents.evaluate`
@@ -21,27 +21,46 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DOMAIN_ORDER = ("blocksworld", "ferry", "gripper", "visitall")
-MODEL_ORDER = ("nlm", "hgn", "linear")
-SIGMA_ORDER = ("learn", "fixed")
-RESIDUAL_ORDER = ("hff", "lmcut", "none")
-BOUND_ORDER = ("lmcut", "hmax", "blind")
-MODEL_NAMES = {"nlm": "NLM", "hgn": "STRIPS-HGN", "linear": "linear regression (LR)"}
-_RESIDUAL_LABEL = {"hff": "hFF", "lmcut": "hLMcut", "none": "none"}
-_BOUND_LABEL = {"lmcut": "hLMcut", "hmax": "hmax", "blind": "hblind"}
+HEURISTIC_LABELS = {"hff": "hFF", "lmcut": "hLMcut", "hmax": "hmax", "blind": "hblind"}
+"""How the paper writes the heuristics in column headers (others: their registry name)."""
 
 
-def _rank(value: str, order: Sequence[str]) -> tuple[int, str]:
-    """Sort key: the paper's order first, anything else alphabetically after it."""
+def display_order(axis: str) -> tuple[str, ...]:
+    """The display order of ``axis`` (domain, model, sigma, residual, bound), read from the
+    registries each time (imported on first use: they pull in torch)."""
+    import domains
+    from agents.heads import BOUNDS, RESIDUALS, SIGMAS
+    from agents.models import MODELS
+
+    orders = {
+        "domain": tuple(domains.DOMAINS),
+        "model": tuple(MODELS),
+        "sigma": SIGMAS,
+        "residual": (*RESIDUALS[1:], RESIDUALS[0]),  # "none" last
+        "bound": BOUNDS,
+    }
+    return orders[axis]
+
+
+def _rank(value: str, axis: str) -> tuple[int, str]:
+    """Sort key: the registry's order first, anything else alphabetically after it."""
+    order = display_order(axis)
     return (order.index(value), "") if value in order else (len(order), value)
 
 
 def domain_key(domain: str) -> tuple[int, str]:
-    return _rank(domain, DOMAIN_ORDER)
+    return _rank(domain, "domain")
 
 
 def model_key(model: str) -> tuple[int, str]:
-    return _rank(model, MODEL_ORDER)
+    return _rank(model, "model")
+
+
+def model_label(model: str) -> str:
+    """A model's name in titles: its spec's label, or its name when it is not registered."""
+    from agents.models import MODELS
+
+    return MODELS[model].label if model in MODELS else model
 
 
 @dataclass(frozen=True)
@@ -55,20 +74,16 @@ class Config:
     @property
     def label(self) -> str:
         """The paper's column header: ``learn/hFF``, ``fixed/none``, ``learn/hFF (l = hmax)``."""
-        text = f"{self.sigma}/{_RESIDUAL_LABEL.get(self.residual, self.residual)}"
+        text = f"{self.sigma}/{HEURISTIC_LABELS.get(self.residual, self.residual)}"
         if self.bound != "lmcut":
-            text += f" (l = {_BOUND_LABEL.get(self.bound, self.bound)})"
+            text += f" (l = {HEURISTIC_LABELS.get(self.bound, self.bound)})"
         return text
 
     def sort_key(self) -> tuple:
-        return (
-            _rank(self.sigma, SIGMA_ORDER),
-            _rank(self.residual, RESIDUAL_ORDER),
-            _rank(self.bound, BOUND_ORDER),
-        )
+        return (_rank(self.sigma, "sigma"), _rank(self.residual, "residual"), _rank(self.bound, "bound"))
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object, or None when the file is absent or unreadable."""
     try:
         value = json.loads(path.read_text())
@@ -95,7 +110,7 @@ class Run:
 
     def summary(self, split: str, clip: bool) -> dict[str, Any] | None:
         """`agents.evaluate`'s summary.json for this split (None when not evaluated yet)."""
-        return _read_json(self.eval_dir(split, clip) / "summary.json")
+        return read_json(self.eval_dir(split, clip) / "summary.json")
 
     def metric(self, key: str) -> float | None:
         """A finite test metric from metrics.json, or None."""
@@ -141,7 +156,7 @@ class Collection:
 
 def load_run(path: Path) -> Run | None:
     """A `Run` from a directory with args.json (None when args.json is unreadable)."""
-    args = _read_json(path / "args.json")
+    args = read_json(path / "args.json")
     if args is None:
         return None
     try:
@@ -154,7 +169,7 @@ def load_run(path: Path) -> Run | None:
             config=config,
             seed=int(args["seed"]),
             args=args,
-            metrics=_read_json(path / "metrics.json"),
+            metrics=read_json(path / "metrics.json"),
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -231,7 +246,7 @@ def collect(
     common_limit = max(set(limits), key=limits.count) if limits else None
     candidates: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for path in summaries:
-        summary = _read_json(path)
+        summary = read_json(path)
         if summary is None or summary.get("run") or summary.get("heuristic") != heuristic:
             continue
         if summary.get("split") != split or not summary.get("domain"):
@@ -265,7 +280,7 @@ def problem_results(eval_dir: Path, summary: dict[str, Any] | None) -> list[dict
         files = files[: summary["problems"]]
     results = []
     for f in files:
-        value = _read_json(f)
+        value = read_json(f)
         if value is not None and "solved" in value and "evaluations" in value:
             results.append(value)
     return results

@@ -1,10 +1,8 @@
-"""The one place where planning data becomes model input (torch / torch-geometric).
+"""STRIPS-HGN input: the delete-relaxation hypergraph of a `CompiledTask`, one graph per state.
 
-- `hypergraph_data` / `hypergraph_batch`: STRIPS-HGN input, the delete-relaxation hypergraph of a
-  `CompiledTask` with per-state fact features. The static structure (incidences, action
-  features, global features) is built once per task and shared by every state's graph.
-- `nlm_batch`: NLM input, per-arity predicate tensors of several problems padded to the largest
-  object count of the batch, with the object mask.
+`hypergraph_data` / `hypergraph_batch` give the hypergraph with per-state fact features; the
+static structure (incidences, action features, global features) is built once per task and shared
+by every state's graph.
 
 States are given as `State` objects, as a 2-D ``uint64`` array of packed states (one row per
 state, `CompiledTask.states_to_array`), or as sequences of true fact indices.
@@ -13,22 +11,21 @@ state, `CompiledTask.states_to_array`), or as sequences of true fact indices.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from agents.models.hypergraph_data import HypergraphData
+from agents.models.strips_hgn.data import HypergraphData
 from pddlgym_sl.task import CompiledTask, State
 
-__all__ = ["hypergraph_batch", "hypergraph_data", "nlm_batch", "nlm_channels", "state_fact_matrix"]
+__all__ = ["hypergraph_batch", "hypergraph_data", "state_fact_matrix"]
 
 StatesLike = Sequence[State] | Sequence[Sequence[int]] | np.ndarray
 
 
-# ----------------------------------------------------------------------------- states
 def state_fact_matrix(task: CompiledTask, states: StatesLike) -> np.ndarray:
     """Bool ``[n_states, n_facts]``: which facts hold in each state."""
     if isinstance(states, np.ndarray) and states.dtype == np.uint64:
@@ -44,7 +41,6 @@ def state_fact_matrix(task: CompiledTask, states: StatesLike) -> np.ndarray:
     return bits[:, : task.n_facts].astype(bool)
 
 
-# ----------------------------------------------------------------------------- hypergraphs
 @dataclass(frozen=True)
 class _Hypergraph:
     """What every state's hypergraph of a task shares."""
@@ -143,57 +139,3 @@ def hypergraph_batch(
         batch=offsets.repeat_interleave(f),
         num_nodes=b * f,
     )
-
-
-# ----------------------------------------------------------------------------- NLM
-def _arities(item: Mapping[str, np.ndarray]) -> list[int]:
-    return sorted(int(key[5:]) for key in item if key.startswith("arity"))
-
-
-def nlm_channels(item: Mapping[str, np.ndarray | Tensor]) -> dict[int, int]:
-    """Arity -> channel count of an NLM input (per-task arrays or a padded batch)."""
-    return {k: int(item[f"arity{k}"].shape[-1]) for k in _arities(item)}  # type: ignore[arg-type]
-
-
-def nlm_batch(
-    items: Sequence[Mapping[str, np.ndarray]], dtype: torch.dtype = torch.float32
-) -> dict[str, Tensor]:
-    """Concatenate per-task NLM inputs into one batch padded to the largest object count.
-
-    Args:
-        items: one mapping per task (as the NLM encoder's batch function gives): ``"arity{k}"`` is
-            an array ``[n_i] + [N_i]*k + [C_k]`` for the ``n_i`` states of a task with ``N_i``
-            objects (a single state is ``n_i = 1``); an optional ``"object_mask"`` ``[n_i, N_i]``
-            marks real objects (default: all). Every item has the same arities and channels.
-        dtype: float dtype of the predicate tensors.
-
-    Returns:
-        ``"arity{k}"``: ``[B] + [N]*k + [C_k]`` (``B = sum n_i``, ``N = max N_i``, zero padding) and
-        ``"object_mask"``: bool ``[B, N]``.
-    """
-    if not items:
-        raise ValueError("nlm_batch needs at least one item")
-    arities = _arities(items[0])
-    channels = nlm_channels(items[0])
-    sizes, counts = [], []
-    for item in items:
-        if _arities(item) != arities or nlm_channels(item) != channels:
-            raise ValueError(f"NLM inputs disagree on arities/channels: {nlm_channels(item)} vs {channels}")
-        first = item[f"arity{arities[0]}"]
-        counts.append(int(first.shape[0]))
-        higher = [item[f"arity{k}"].shape[1] for k in arities if k >= 1]
-        sizes.append(int(higher[0]) if higher else 0)
-    total, n_max = sum(counts), max(sizes)
-    np_dtype = torch.empty((), dtype=dtype).numpy().dtype
-    out = {k: np.zeros((total, *([n_max] * k), channels[k]), dtype=np_dtype) for k in arities}
-    mask = np.zeros((total, n_max), dtype=bool)
-    row = 0
-    for item, n_states, n_obj in zip(items, counts, sizes, strict=True):
-        rows = slice(row, row + n_states)
-        for k in arities:
-            out[k][(rows, *([slice(0, n_obj)] * k))] = item[f"arity{k}"]
-        mask[rows, :n_obj] = item.get("object_mask", True)
-        row += n_states
-    batch = {f"arity{k}": torch.from_numpy(out[k]) for k in arities}
-    batch["object_mask"] = torch.from_numpy(mask)
-    return batch

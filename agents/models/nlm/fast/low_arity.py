@@ -10,13 +10,13 @@ cost: more than the arithmetic. `low_arity_forward` does all of one layer's in o
     \qquad
     Y_0 = \sigma\big(b_0 + [X_0 \| \exists X_1 \| \forall X_1] W_0\big)
 
-(the same function as `agents.models.nlm.NLMLayer` at arities 0 and 1: one permutation each; ∃/∀
+(the same function as `agents.models.nlm.layer.NLMLayer` at arities 0 and 1: one permutation each; ∃/∀
 over the real objects, ``z != a`` for ``∃X_2[a]`` with ``exclude_self``, 0 / 1 when empty). With
 ``reduce1`` the arity-1 output is returned as ``σ(max_a (own part) + b_1 + X_0 V_1)`` and the min,
 as `NLMLayer` does for an output that the next layer only reduces; without ``act`` (the output
 layer) the outputs are the raw linear maps.
 
-Layouts (`agents.models.nlm_infer` builds them): channel axes are padded to multiples of the SIMD
+Layouts (`agents.models.nlm.fast.inference` builds them): channel axes are padded to multiples of the SIMD
 width, with zero weight rows for padded input channels (an absent input has 0 channels); an
 input arity comes either in full (``x1``, ``x2``) or already reduced by the layer before (``r1``,
 ``r2``: ``(∃, ∀)``), never both, and an absent form has 0 channels.
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.models.nlm_kernels import INLINE, JIT, real_objects
-from agents.models.nlm_simd import LANES, vadd, vbcast, vfill, vfma, vgt_select, vload, vsigmoid, vstore
+from agents.models.nlm.fast.jit import INLINE, JIT, real_objects
+from agents.models.nlm.fast.simd import LANES, vadd, vbcast, vfill, vfma, vgt_select, vload, vsigmoid, vstore
 
 __all__ = ["low_arity_forward"]
 

@@ -1,7 +1,7 @@
 """The report's figures: coverage against evaluation budget, and validation MSE during training.
 
 matplotlib (Agg backend) and TensorBoard's event reader are imported inside the functions, so
-importing this module (or `agents.report`) costs nothing and never touches a display.
+importing this module (or `agents.apps.report`) costs nothing and never touches a display.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.report_data import MODEL_NAMES, Collection, Run, problem_results
+from agents.apps.report.collect import Collection, Run, model_label, problem_results
 
 # N dashed, N+clip dotted, TN solid; one colour per configuration.
 _STYLES = {"N": "--", "N+clip": ":", "TN": "-"}
@@ -98,7 +98,7 @@ def plot_coverage(col: Collection, model: str, split: str, out: Path, notes: lis
         ax.set_xlabel("node evaluations")
         ax.set_ylabel("ratio of solved instances")
         ax.grid(alpha=0.3)
-    title = f"{MODEL_NAMES.get(model, model)}: coverage under an evaluation budget ({split})"
+    title = f"{model_label(model)}: coverage under an evaluation budget ({split})"
     return [_save(plt, fig, axes, title, out / f"coverage_{model}.png")]
 
 
@@ -157,7 +157,7 @@ def plot_val_mse(col: Collection, model: str, out: Path, notes: list[str]) -> li
         ax.set_xlabel("training step")
         ax.set_ylabel("validation MSE")
         ax.grid(alpha=0.3)
-    title = f"{MODEL_NAMES.get(model, model)}: validation MSE (mean±std over seeds)"
+    title = f"{model_label(model)}: validation MSE (mean±std over seeds)"
     return [_save(plt, fig, axes if drawn else [], title, out / f"val_mse_{model}.png")]
 
 

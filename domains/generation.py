@@ -1,4 +1,4 @@
-"""Helpers shared by the four problem generators: seeded RNGs, file stems and PDDL rendering.
+"""Helpers shared by the problem generators: seeded RNGs, file stems and PDDL rendering.
 
 Every generator is a pure function of its parameters, its integer seed and an optional split tag.
 Randomness comes from one `random.Random` seeded with a *string* that names the domain, the split,

@@ -35,7 +35,8 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.utils import scatter
 
-from agents.models.hypergraph_data import HypergraphData
+from agents.errors import AgentError
+from agents.models.strips_hgn.data import HypergraphData
 
 __all__ = ["STRIPSHGN", "HypergraphNetworkBlock"]
 
@@ -136,7 +137,7 @@ class STRIPSHGN(nn.Module):
     ):
         super().__init__()
         if min(n_outputs, hidden, steps) < 1:
-            raise ValueError("n_outputs, hidden and steps must be positive")
+            raise AgentError("n_outputs, hidden and steps must be positive")
         self.n_outputs, self.hidden, self.steps = n_outputs, hidden, steps
         self.node_encoder = _mlp(node_in, hidden)
         self.edge_encoder = _mlp(edge_in, hidden)

@@ -1,41 +1,31 @@
-r"""Compiled CPU kernels for the arity <= 2 parts of an NLM layer (`agents.models.nlm`).
+r"""An NLM layer's arity-2 output (or its ∃ / ∀ for the next layer), compiled, with its gradients.
 
-Why hand-written: on a batch of ``[B, N, N, C]`` tensors PyTorch runs each step of an NLM layer
-as its own full-size pass over memory, and keeps most intermediates for autograd:
-
-* the masked ∃/∀ of a tensor over its last object axis is five operations (two ``where``,
-  ``max``, ``min``, ``any``), its backward a zero-filled tensor and two scatters;
-* an arity-2 output is a concatenation, a matrix product, a transposed add for the second
-  permutation, two broadcast adds of the expansions, the bias and the sigmoid (and a reduction
-  when the next layer only reduces it), with about as many operations again in the backward.
-
-`masked_max_min` and `arity2_output` do each in one pass per direction, over the real objects of
-each batch element only, with 8-lane SIMD over channels (`agents.models.nlm_simd`). They compute
-the same function as the generic PyTorch path (the tests compare both); a gradient goes to the
-selected entry of a max or min, as there.
-
-The kernels release the GIL: `parallel` runs them on batch slices (`split_batch`) in
-``torch.get_num_threads()`` Python threads (no second OpenMP runtime beside PyTorch's), or on the
-calling thread alone inside `inline_kernels`. The arity-3 block of the first two layers lives in
-`agents.models.nlm_block3`.
+Why hand-written: on a batch of ``[B, N, N, C]`` tensors PyTorch runs an arity-2 output as a
+concatenation, a matrix product, a transposed add for the second permutation, two broadcast adds
+of the expansions, the bias and the sigmoid (and a reduction when the next layer only reduces
+it), each a full pass over memory, with about as many operations again in the backward, and keeps
+most intermediates for autograd. `arity2_output` does it in one pass per direction, over the real
+objects of each batch element only, with 8-lane SIMD over channels
+(`agents.models.nlm.fast.simd`), on batch slices in threads (`agents.models.nlm.fast.threads`).
+It computes the function of the generic PyTorch path of `agents.models.nlm.layer.NLMLayer` (the
+tests compare both); a gradient goes to the selected entry of a max or min, as there.
+`arity2_forward` (the kernel) and `arity2_weights` (its weight layouts) are also what the
+inference path (`agents.models.nlm.fast.inference`) calls directly.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
-import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 import torch
 from numba import njit
 from torch import Tensor
 
-from agents.models.nlm_simd import (
+from agents.errors import AgentError
+from agents.models.nlm.fast.arrays import DTYPES, as_array, needs_grad, packed, pad_lanes, pad_last
+from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, real_objects
+from agents.models.nlm.fast.simd import (
     LANES,
     vadd,
     vbcast,
@@ -49,276 +39,11 @@ from agents.models.nlm_simd import (
     vstore,
     vsub,
 )
+from agents.models.nlm.fast.threads import parallel, split_batch
 
-__all__ = [
-    "INLINE",
-    "JIT",
-    "arity2_output",
-    "as_array",
-    "fill_padding",
-    "inline_kernels",
-    "kernel_threads",
-    "masked_max_min",
-    "needs_grad",
-    "packed",
-    "pad_lanes",
-    "pad_last",
-    "parallel",
-    "real_objects",
-    "split_batch",
-]
-
-JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
-"""numba options of every kernel (cached compilation, GIL released, no ZeroDivisionError checks)."""
-INLINE: dict[str, Any] = {**JIT, "inline": "always"}
-"""Options of helpers called in inner loops: inlined at numba's IR level, since a call that
-passes arrays costs about as much as the work of one row."""
+__all__ = ["arity2_forward", "arity2_output", "arity2_weights"]
 
 
-# ----------------------------------------------------------------------------- plumbing
-_POOL: tuple[int, ThreadPoolExecutor] | None = None  # (pid of the creating process, pool)
-_CHUNKS_PER_THREAD = 4
-"""Batch slices per thread: a thread that finishes early (or a core shared with another process)
-takes more of them."""
-_MIN_SLICE_WORK = 4096.0
-"""Least work (sum of ``n_real**power`` over its rows) of a batch slice: handing a job to a pool
-thread and waiting for it costs tens of microseconds, more than a kernel spends on the few states
-of one search expansion (on 10 objects, the arity-3 block takes ~0.2 ms per state), so small
-batches run inline."""
-
-
-def needs_grad(*tensors: Tensor | None) -> bool:
-    """Whether autograd must record a kernel call on these inputs. When it need not (inference:
-    no grad mode, or no input requires a gradient), the kernels are called directly instead of
-    through their ``autograd.Function``, whose per-call bookkeeping costs as much as a kernel on
-    the few states of one search expansion."""
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
-
-
-_LOCAL = threading.local()  # .inline: this thread runs the kernels itself (`inline_kernels`)
-
-
-def kernel_threads() -> int:
-    """Threads the kernels may use from the calling thread: ``torch.get_num_threads()``, or 1
-    inside `inline_kernels`."""
-    return 1 if getattr(_LOCAL, "inline", False) else torch.get_num_threads()
-
-
-@contextlib.contextmanager
-def inline_kernels() -> Iterator[None]:
-    """Run the kernels called from this thread on this thread only, whatever
-    ``torch.get_num_threads()`` says: for a caller that keeps the other cores busy with its own
-    work (`agents.learned_heuristic` computes the search's bounds beside the forward pass), where
-    handing batch slices to pool threads would make three threads share two cores."""
-    before = getattr(_LOCAL, "inline", False)
-    _LOCAL.inline = True
-    try:
-        yield
-    finally:
-        _LOCAL.inline = before
-
-
-def parallel(jobs: list[Callable[[], Any]]) -> None:
-    """Run zero-argument callables (GIL-free kernels) on `kernel_threads` threads; inline when
-    there is one thread or one job."""
-    global _POOL
-    threads = min(kernel_threads(), len(jobs))
-    if threads <= 1:
-        for job in jobs:
-            job()
-        return
-    # a forked child (e.g. a DataLoader worker) inherits the pool without its threads: new pool
-    if _POOL is None or _POOL[0] != os.getpid() or _POOL[1]._max_workers != threads:
-        if _POOL is not None and _POOL[0] == os.getpid():
-            _POOL[1].shutdown(wait=False)
-        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nlm-kernels"))
-    for future in [_POOL[1].submit(job) for job in jobs]:
-        future.result()
-
-
-def split_batch(mask: np.ndarray, power: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` batch slices of about equal work ``n_real**power`` per batch row: one when
-    `kernel_threads` is 1 or the batch is small, else a few per thread (at least 2 rows and
-    `_MIN_SLICE_WORK` each)."""
-    nb = mask.shape[0]
-    threads = kernel_threads()
-    if threads <= 1 or nb < 4:
-        return [(0, nb)]
-    work = np.cumsum(mask.sum(1).astype(np.float64) ** power + 1.0)
-    parts = max(1, min(threads * _CHUNKS_PER_THREAD, nb // 2, int(work[-1] / _MIN_SLICE_WORK)))
-    if parts == 1:
-        return [(0, nb)]
-    bounds = [0, *np.searchsorted(work, work[-1] * np.arange(1, parts) / parts).tolist(), nb]
-    return [(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo]
-
-
-def pad_lanes(channels: int) -> int:
-    """``channels`` rounded up to a multiple of the SIMD width (at least one vector)."""
-    return max(LANES, -(-channels // LANES) * LANES)
-
-
-def as_array(t: Tensor, channels: int | None = None) -> np.ndarray:
-    """``t`` as a C-contiguous array (no copy when it already is one), its last axis zero-padded
-    to ``channels`` when given."""
-    a = t.detach().contiguous().numpy()
-    # numpy's padding: torch's F.pad costs ~0.2 ms on the small tensors of one search expansion
-    return a if channels is None or a.shape[-1] == channels else pad_last(a, channels)
-
-
-_PACKED: dict[tuple, tuple[bytes, Any]] = {}
-
-
-def packed(t: Tensor, make: Callable[..., Any], *key: Any) -> Any:
-    """``make(t as an array, *key)``, cached per tensor and ``key`` while ``t``'s values stay the
-    same (compared in full: weights are small, and an in-place change through ``.data`` bumps no
-    version counter): the kernels' weight layouts are rebuilt after the weights change (an
-    optimiser step, a checkpoint load), not on every call (a search evaluates many small batches
-    with the same weights)."""
-    a = t.detach().numpy()
-    k = (id(t), a.dtype, a.shape, *key)
-    hit = _PACKED.get(k)
-    data = a.tobytes()  # a bytes comparison costs a fraction of np.array_equal's call overhead
-    if hit is not None and hit[0] == data:
-        return hit[1]
-    if len(_PACKED) > 512:  # entries of tensors that no longer exist
-        _PACKED.clear()
-    value = make(a, *key)
-    _PACKED[k] = (data, value)
-    return value
-
-
-def pad_last(a: np.ndarray, channels: int) -> np.ndarray:
-    """``a`` with its last axis zero-padded to ``channels`` (C-contiguous)."""
-    if a.shape[-1] == channels:
-        return np.ascontiguousarray(a)
-    out = np.zeros((*a.shape[:-1], channels), a.dtype)
-    out[..., : a.shape[-1]] = a
-    return out
-
-
-@njit(**INLINE)
-def real_objects(mask, b, objs):
-    """Write the real objects of batch row ``b`` into ``objs``; return their number."""
-    n = 0
-    for o in range(mask.shape[1]):
-        if mask[b, o]:
-            objs[n] = o
-            n += 1
-    return n
-
-
-@njit(**INLINE)
-def fill_padding(out, b, n, value):
-    """Set batch row ``b`` of ``out`` to ``value`` when it has padding (``n`` real objects of
-    ``out.shape[1]``): the kernels write every entry of a real tuple, so that outputs can be
-    allocated uninitialised (zero-filling them costs a pass over memory)."""
-    if n < out.shape[1]:
-        out[b] = value
-
-
-# ----------------------------------------------------------------------------- masked ∃/∀
-@njit(**JIT)
-def _max_min_fwd(x, mask, exclude_self, lo, hi, outs):
-    """``x``: ``[R, N, C]`` (rows ``r = b * per_b + j``, ``per_b = R // B``: 1 for arity 1, ``N``
-    for arity 2 with ``j`` the other object); ``outs = (max, min, argmax, argmin)``, ``[R, C]``."""
-    mx_out, mn_out, ix_out, im_out = outs
-    nr, n, ch = x.shape
-    per_b = nr // mask.shape[0]
-    zero, one = vfill(x, 0.0), vfill(x, 1.0)
-    for r in range(nr):
-        b, j = r // per_b, r % per_b
-        for c0 in range(0, ch, LANES):
-            mx, mn = vfill(x, -np.inf), vfill(x, np.inf)
-            ix, im = vfill(x, -1), vfill(x, -1)
-            for z in range(n):
-                if not mask[b, z] or (exclude_self and per_b > 1 and z == j):
-                    continue
-                v = vload(x, (r * n + z) * ch + c0)
-                zv = vfill(x, z)
-                ix, mx = vgt_select(v, mx, zv, ix), vgt_select(v, mx, v, mx)
-                im, mn = vgt_select(mn, v, zv, im), vgt_select(mn, v, v, mn)
-            empty = vgt_select(zero, ix, one, zero)  # 1 where no entry was valid
-            vstore(mx_out, r * ch + c0, vgt_select(empty, zero, vfill(x, lo), mx))
-            vstore(mn_out, r * ch + c0, vgt_select(empty, zero, vfill(x, hi), mn))
-            vstore(ix_out, r * ch + c0, ix)
-            vstore(im_out, r * ch + c0, im)
-
-
-@njit(**JIT)
-def _max_min_bwd(ix, im, g_mx, g_mn, dx):
-    """Route ``g_mx`` / ``g_mn`` (``[R, C]``) to the selected entries of ``dx`` (``[R, N, C]``)."""
-    nr, ch = ix.shape
-    for r in range(nr):
-        dx[r] = 0.0
-        for c in range(ch):
-            z = int(ix[r, c])
-            if z >= 0:
-                dx[r, z, c] += g_mx[r, c]
-            z = int(im[r, c])
-            if z >= 0:
-                dx[r, z, c] += g_mn[r, c]
-
-
-def _max_min_run(
-    x: Tensor, mask: Tensor, exclude_self: bool, lo: float, hi: float
-) -> tuple[Tensor, Tensor, tuple[np.ndarray, np.ndarray]]:
-    """The forward kernel of `masked_max_min`: ``(max, min, (argmax, argmin))``."""
-    shape = x.shape
-    batch, n, ch = shape[0], shape[-2], shape[-1]
-    ch8 = pad_lanes(ch)
-    xn = as_array(x.reshape(-1, n, ch), ch8)
-    rows = xn.shape[0]
-    outs = tuple(np.empty((rows, ch8), xn.dtype) for _ in range(4))
-    mk = as_array(mask.to(torch.bool))
-    _max_min_fwd(xn, mk, bool(exclude_self) and rows > batch, float(lo), float(hi), outs)
-    out_shape = (*shape[:-2], ch)
-    mx, mn = (torch.from_numpy(o[:, :ch]).reshape(out_shape) for o in outs[:2])
-    return mx, mn, (outs[2][:, :ch], outs[3][:, :ch])
-
-
-class _MaskedMaxMin(torch.autograd.Function):
-    """``(x, mask, exclude_self, lo, hi) -> (max, min)``; see `masked_max_min`."""
-
-    @staticmethod
-    def forward(ctx, x: Tensor, mask: Tensor, exclude_self: bool, lo: float, hi: float):
-        mx, mn, (ix, im) = _max_min_run(x, mask, exclude_self, lo, hi)
-        ctx.saved = (np.ascontiguousarray(ix), np.ascontiguousarray(im))
-        ctx.shape = x.shape
-        return mx, mn
-
-    @staticmethod
-    def backward(ctx, g_mx: Tensor | None, g_mn: Tensor | None):
-        ix, im = ctx.saved
-        rows, ch = ix.shape
-
-        def arr(g: Tensor | None) -> np.ndarray:
-            return np.zeros((rows, ch), ix.dtype) if g is None else as_array(g.reshape(rows, ch))
-
-        dx = np.empty((rows, ctx.shape[-2], ch), ix.dtype)
-        _max_min_bwd(ix, im, arr(g_mx), arr(g_mn), dx)
-        return torch.from_numpy(dx).reshape(ctx.shape), None, None, None, None
-
-
-def masked_max_min(
-    x: Tensor, mask: Tensor, exclude_self: bool, lo: float = 0.0, hi: float = 1.0
-) -> tuple[Tensor, Tensor]:
-    """∃ (max) and ∀ (min) of ``x`` over its last object axis ``z``, over the real ``z``.
-
-    Args:
-        x: ``[B] + [N]*k + [C]`` with ``k`` in 1, 2; float32 or float64 on the CPU.
-        mask: bool ``[B, N]``, the real objects.
-        exclude_self: for ``k = 2``, skip ``z == j`` (the reduced object repeats the other one).
-        lo, hi: the max and min of an empty reduction.
-
-    Returns:
-        ``(max, min)``, each ``[B] + [N]*(k-1) + [C]``.
-    """
-    if needs_grad(x):
-        return _MaskedMaxMin.apply(x, mask, exclude_self, lo, hi)
-    return _max_min_run(x, mask, exclude_self, lo, hi)[:2]
-
-
-# ----------------------------------------------------------------------------- arity-2 outputs
 @njit(**INLINE)
 def _a2_expand(x1, we, bias, b, objs, n, e0, e1):
     """Per real object ``a``: ``e0[a] = bias + x1[a] V_0`` (the expansion constant along the last
@@ -367,7 +92,7 @@ def _a2_own4(parts, offs, wo, b, big_n, oi, oj4, ob, s4):
 
 
 @njit(**JIT)
-def _a2_forward(lo, hi, x1, parts, offs, weights, mask, exclude_self, reduce, outs):
+def arity2_forward(lo, hi, x1, parts, offs, weights, mask, exclude_self, reduce, outs):
     """Batch rows ``lo .. hi - 1`` of `arity2_output`. ``parts``: three ``[B, N, N, c_k]`` arrays
     (``c_k = offs[k + 1] - offs[k]``, 0 for an absent part); ``weights = (we, wo, bias)`` with
     ``we``: ``[2, C_1, C_o]`` and ``wo``: ``[2, C_own, C_o]`` (permutation identity, then swap);
@@ -504,7 +229,7 @@ def _a2_part_grad(b, objs, n, big_n, p, ck, w_row, wk, dpre, dp, dwo, cown):
 
 @njit(**JIT)
 def _a2_backward(lo, hi, x1, parts, offs, wet, wot, mask, reduce, outs, grads, dx1, dparts, sums):
-    """Batch rows ``lo .. hi - 1`` of the backward of `_a2_forward`. ``wet``: ``[2, C_o, C_1p]``,
+    """Batch rows ``lo .. hi - 1`` of the backward of `arity2_forward`. ``wet``: ``[2, C_o, C_1p]``,
     ``wot``: three ``[2, C_o, c_kp]`` (the weights transposed, input channels padded to 8);
     ``grads = (dy, d_ex, d_fa)``; ``dx1``, ``dparts`` (padded channels) receive the input
     gradients of these rows; ``sums = (dwe, dwo, dbias)``: this slice's partial sums."""
@@ -552,10 +277,7 @@ def _a2_backward(lo, hi, x1, parts, offs, wet, wot, mask, reduce, outs, grads, d
                 vstore(dx1, dx_off + qb, acc)
 
 
-_DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
-
-
-def _a2_weights(w: np.ndarray, c1: int, offs: tuple[int, ...]) -> tuple:
+def arity2_weights(w: np.ndarray, c1: int, offs: tuple[int, ...]) -> tuple:
     """The kernels' layouts of an arity-2 weight ``[C_o, 2 (C_1 + C_own)]`` (``offs``: the own
     parts' channel offsets): ``we`` ``[2, C_1, C_o8]``, ``wo`` ``[2, C_own, C_o8]``, and transposed,
     input channels padded: ``wet`` ``[2, C_o8, C_1p]`` and one ``[2, C_o8, c_kp]`` per own part."""
@@ -573,13 +295,13 @@ def _a2_weights(w: np.ndarray, c1: int, offs: tuple[int, ...]) -> tuple:
 
 def _a2_run(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce) -> tuple[tuple[Tensor, ...], tuple]:
     """The forward kernel of `arity2_output`: the outputs and what the backward pass needs."""
-    dt = _DTYPES[weight.dtype]
+    dt = DTYPES[weight.dtype]
     nb, n = mask.shape
     co, co8 = weight.shape[0], pad_lanes(weight.shape[0])
     present = [p is not None for p in (p0, p1, p2)]
     offs = tuple(itertools.accumulate((p.shape[-1] if p is not None else 0 for p in (p0, p1, p2)), initial=0))
     c1 = 0 if x1 is None else x1.shape[-1]
-    we, wo, wet, wot = packed(weight, _a2_weights, c1, offs)
+    we, wo, wet, wot = packed(weight, arity2_weights, c1, offs)
     bn = packed(bias, pad_last, co8)
     x1n = x1.detach().contiguous().numpy() if x1 is not None else np.zeros((1, 1, 0), dt)
     dummy = np.zeros((1, 1, 1, 1), dt)
@@ -589,14 +311,14 @@ def _a2_run(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce) -> tuple[t
     outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
     offs_n = np.array(offs, np.int64)
     args = (x1n, parts, offs_n, (we, wo, bn), mk, bool(exclude_self), bool(reduce), outs)
-    parallel([lambda lo=lo, hi=hi: _a2_forward(lo, hi, *args) for lo, hi in split_batch(mk, 2)])
+    parallel([lambda lo=lo, hi=hi: arity2_forward(lo, hi, *args) for lo, hi in split_batch(mk, 2)])
     saved = (x1n, parts, offs_n, wet, wot, mk, outs, bool(reduce), present, co)
     if reduce:
         return (torch.from_numpy(outs[1][..., :co]), torch.from_numpy(outs[2][..., :co])), saved
     return (torch.from_numpy(outs[0][..., :co]),), saved
 
 
-class _Arity2(torch.autograd.Function):
+class _Arity2Output(torch.autograd.Function):
     """``(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)`` -> ``Y`` or ``(∃Y, ∀Y)``; see
     `arity2_output` (absent inputs are None)."""
 
@@ -663,7 +385,7 @@ def arity2_output(
     (``weight`` is the layer's ``nn.Linear(2 (C_1 + C_Z), C_o)`` weight, permutation-major: the
     identity's ``[V_0 | W_0]``, then the swap's). With ``reduce``, returns
     ``σ(max_j (Y's pre-activation without b + X_1[i] V_0) + b + X_1[i] V_0)`` and the min, over
-    the real ``j`` (``j != i`` with ``exclude_self``), as `agents.models.nlm.NLMLayer` does for an
+    the real ``j`` (``j != i`` with ``exclude_self``), as `agents.models.nlm.layer.NLMLayer` does for an
     output that the next layer only reduces.
 
     Args:
@@ -675,9 +397,9 @@ def arity2_output(
         is padding).
     """
     if not 1 <= len(parts) <= 3:
-        raise ValueError(f"arity2_output takes 1 to 3 arity-2 parts, got {len(parts)}")
+        raise AgentError(f"arity2_output takes 1 to 3 arity-2 parts, got {len(parts)}")
     p0, p1, p2 = [*parts, None, None][:3]
     if needs_grad(x1, p0, p1, p2, weight, bias):
-        return _Arity2.apply(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)
+        return _Arity2Output.apply(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)
     out = _a2_run(x1, p0, p1, p2, weight, bias, mask, exclude_self, reduce)[0]
     return out if reduce else out[0]

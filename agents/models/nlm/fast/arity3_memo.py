@@ -1,4 +1,4 @@
-r"""The arity-3 block of `agents.models.nlm_block3` for inference, memoised on its costly part.
+r"""The arity-3 block of `agents.models.nlm.fast.arity3_block` for inference, memoised on its costly part.
 
 In that module's notation, the second layer's pre-activation that the block reduces over ``k`` is
 
@@ -24,15 +24,15 @@ and a byte budget) and, for the ``X`` of a new state:
 * a recent entry whose ``X`` differs on few object pairs: its ``Q`` is copied and recomputed on
   the triples that hold a changed pair (`_patch_q`), its ∃T / ∀T on the rows ``(i, j)`` where
   ``i`` or ``j`` belongs to a changed pair (`_exists_t_rows`);
-* otherwise ``Q`` is computed in full (`_full_q`, the blocked products of `_gh_rows`).
+* otherwise ``Q`` is computed in full (`_full_q`, the blocked products of `gh_rows`).
 
 Every entry of ``Q`` is computed by the same sequence of floating-point operations whichever way
-it is obtained (``T`` as in `_sigmoid_t`, then two fused multiply-add chains in the same order and
+it is obtained (``T`` as in `sigmoid_t`, then two fused multiply-add chains in the same order and
 one addition), and so is every row of ∃T / ∀T (`_row_max_min`), so the outputs are a function of
-the state alone, bit for bit: they do not depend
-on what was evaluated before, and a search with a learned heuristic stays deterministic. They
-agree with `agents.models.nlm_block3._block3_run` to rounding (the additions of ``A'`` and ``B'``
-come in another order); the tests compare the two.
+the state alone, bit for bit: they do not depend on what was evaluated before, and a search
+with a learned heuristic stays deterministic. They agree with
+`agents.models.nlm.fast.arity3_block.block3_forward` to rounding (the additions of ``A'`` and
+``B'`` come in another order); the tests compare the two.
 """
 
 from __future__ import annotations
@@ -42,15 +42,17 @@ from collections import OrderedDict
 import numpy as np
 from numba import njit
 
-from agents.models.nlm_block3 import (
-    _expand_weight,
-    _gh_rows,
-    _own_weight,
-    _pair_terms,
-    _sigmoid_t,
+from agents.errors import AgentError
+from agents.models.nlm.fast.arity3_block import (
+    expand_weight,
+    gh_rows,
+    own_weight,
+    pair_terms,
+    sigmoid_t,
 )
-from agents.models.nlm_kernels import INLINE, JIT, fill_padding, pad_lanes, pad_last
-from agents.models.nlm_simd import LANES, vadd, vbcast, vfill, vfma, vgt_select, vload, vsigmoid, vstore
+from agents.models.nlm.fast.arrays import pad_lanes, pad_last
+from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding
+from agents.models.nlm.fast.simd import LANES, vadd, vbcast, vfill, vfma, vgt_select, vload, vsigmoid, vstore
 
 __all__ = ["Block3Memo"]
 
@@ -63,14 +65,14 @@ def _full_q(pair, wq, ct, cp, n, q):
     """``Q`` of one state in full into ``q`` (flat ``[n, n, n, C_p]``), from ``pair = (A, B, C)``."""
     dt = q.dtype
     tb = np.empty(n**3 * ct, dt)
-    _sigmoid_t(pair, n, ct, tb)
+    sigmoid_t(pair, n, ct, tb)
     zeros = np.zeros(n * n * cp, dt)
     gh = np.empty(n * n * 2 * cp, dt)
     c2p = 2 * cp
     for i in range(n):
         for u in range(n):
             for v0 in range(0, n, 4):
-                _gh_rows(tb, wq, (zeros, zeros), ct, cp, n, i, u, v0, min(4, n - v0), gh)
+                gh_rows(tb, wq, (zeros, zeros), ct, cp, n, i, u, v0, min(4, n - v0), gh)
         for j in range(n):
             for k in range(n):
                 out = ((i * n + j) * n + k) * cp
@@ -81,7 +83,7 @@ def _full_q(pair, wq, ct, cp, n, q):
 
 @njit(**INLINE)
 def _t_row(pair, n, ct, x, y, z, tt, off):
-    """``T[x, y, z]`` (``ct`` channels) into ``tt[off:]``, computed exactly as `_sigmoid_t` does."""
+    """``T[x, y, z]`` (``ct`` channels) into ``tt[off:]``, computed exactly as `sigmoid_t` does."""
     pa, pb, pc = pair
     a_off, b_off, c_off = (y * n + z) * ct, (x * n + z) * ct, (x * n + y) * ct
     for c0 in range(0, ct, LANES):
@@ -91,7 +93,7 @@ def _t_row(pair, n, ct, x, y, z, tt, off):
 
 @njit(**INLINE)
 def _q_entry(pair, wq, ct, cp, n, i, j, k, tt, q):
-    """``Q[i, j, k]``: the ``G`` row ``(j, k)`` and the ``H`` row ``(k, j)`` of `_gh_rows` for first
+    """``Q[i, j, k]``: the ``G`` row ``(j, k)`` and the ``H`` row ``(k, j)`` of `gh_rows` for first
     object ``i`` (same products in the same order, from zero), then their sum."""
     c2p = 2 * cp
     _t_row(pair, n, ct, i, j, k, tt, 0)  # G: T[i, u, v], T[u, i, v], T[u, v, i] with (u, v) = (j, k)
@@ -213,7 +215,7 @@ def _memo_row(xs, weights, wq, b, objs, n, exclude_self, mode, pairs, memo, outs
         return
     if mode != _REUSE:
         pair = (np.empty(n * n * ct, dt), np.empty(n * n * ct, dt), np.empty(n * n * ct, dt))
-        _pair_terms(x, w0, b0, b, objs, n, pair)
+        pair_terms(x, w0, b0, b, objs, n, pair)
         touched = np.full(n, mode == _FULL)
         for p in range(pairs.shape[0]):
             touched[pairs[p, 0]] = True
@@ -225,7 +227,7 @@ def _memo_row(xs, weights, wq, b, objs, n, exclude_self, mode, pairs, memo, outs
     _copy_t(ex_t, outs[0], b, objs, n)
     _copy_t(fa_t, outs[1], b, objs, n)
     pair2 = (np.empty(n * n * cp, dt), np.empty(n * n * cp, dt), np.empty(n * n * cp, dt))
-    _pair_terms(x2, w1, b1, b, objs, n, pair2)
+    pair_terms(x2, w1, b1, b, objs, n, pair2)
     _exists_p(q, pair2, b, objs, n, big_n, exclude_self, outs[2], outs[3])
 
 
@@ -239,7 +241,7 @@ def _t_only_row(x, w0, b0, b, objs, n, exclude_self, outs):
     if n == 0:
         return
     pair = (np.empty(n * n * ct, dt), np.empty(n * n * ct, dt), np.empty(n * n * ct, dt))
-    _pair_terms(x, w0, b0, b, objs, n, pair)
+    pair_terms(x, w0, b0, b, objs, n, pair)
     ex_t, fa_t = np.empty(n * n * ct, dt), np.empty(n * n * ct, dt)
     _exists_t_rows(pair, n, exclude_self, np.ones(n, np.bool_), ex_t, fa_t)
     _copy_t(ex_t, outs[0], b, objs, n)
@@ -248,8 +250,8 @@ def _t_only_row(x, w0, b0, b, objs, n, exclude_self, outs):
 
 # ----------------------------------------------------------------------------- memo
 class Block3Memo:
-    """`agents.models.nlm_block3`'s block without gradients, ``Q`` memoised per first-layer input
-    (module docstring), for one set of weights: `agents.models.nlm_infer.InferencePlan` owns one
+    """`agents.models.nlm.fast.arity3_block`'s block without gradients, ``Q`` memoised per first-layer input
+    (module docstring), for one set of weights: `agents.models.nlm.fast.inference.InferencePlan` owns one
     and is rebuilt when the weights change.
 
     Args:
@@ -280,12 +282,12 @@ class Block3Memo:
     ):
         self.max_entries, self.budget_bytes, self.candidates = max_entries, budget_bytes, candidates
         self.ct, self.cx = w0.shape[0], w0.shape[1] // 6
-        self.w0, self.b0 = _expand_weight(w0, self.cx)[0], pad_last(b0, pad_lanes(self.ct))
+        self.w0, self.b0 = expand_weight(w0, self.cx)[0], pad_last(b0, pad_lanes(self.ct))
         self.cp = 0 if w1 is None else w1.shape[0]
         if w1 is not None and b1 is not None:
             self.cx2 = w1.shape[1] // 6 - self.ct
-            self.w1, self.b1 = _expand_weight(w1, self.cx2)[0], pad_last(b1, pad_lanes(self.cp))
-            self.wq = _own_weight(w1, self.cx2, self.ct)[0]
+            self.w1, self.b1 = expand_weight(w1, self.cx2)[0], pad_last(b1, pad_lanes(self.cp))
+            self.wq = own_weight(w1, self.cx2, self.ct)[0]
         self._spare: list[np.ndarray] = []  # Q buffers of evicted entries (rows are computed one
         # after the other, so an evicted entry's last reader has finished), free for reuse
         self._entries: OrderedDict[bytes, tuple[np.ndarray, ...]] = OrderedDict()  # X, Q, ∃T, ∀T
@@ -353,7 +355,7 @@ class Block3Memo:
         dt = self.b0.dtype
         ct8, cp8 = pad_lanes(self.ct), pad_lanes(self.cp)
         if (x2 is None) != (self.cp == 0):
-            raise ValueError("x2 is the second layer's input: give it exactly when w1 was given")
+            raise AgentError("x2 is the second layer's input: give it exactly when w1 was given")
         outs = tuple(
             np.empty((nb, big_n, big_n, ct8 if k < 2 else cp8), dt) for k in range(2 if x2 is None else 4)
         )

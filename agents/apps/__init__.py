@@ -1,0 +1,13 @@
+"""The applications built on the learning library of `agents`, each a ``python -m agents.<name>``
+command (the thin modules `agents.supervised`, `agents.evaluate`, ... forward here):
+
+==============  ======================================================================
+module          what
+==============  ======================================================================
+`supervised`    train a model with an N or TN head on a labelled dataset (a run directory)
+`evaluate`      GBFS with a trained run (or a symbolic heuristic) under an evaluation budget
+`report/`       the paper's Tables 1-2 and plots from run directories
+`sweep/`        a grid of runs: train, evaluate and report with local subprocesses
+`rl`            MaskablePPO on one problem of the Gymnasium environments (an example)
+==============  ======================================================================
+"""

@@ -1,0 +1,248 @@
+"""GBFS evaluation of learned (or symbolic) heuristics: ``python -m agents.evaluate``.
+
+    python -m agents.evaluate --run runs/<id> [--split plan] [--limit 10000] [--jobs N] [--clip]
+    python -m agents.evaluate --heuristic hff --domain ferry [--split plan]
+
+The paper's planning protocol (Table 2): eager GBFS with a budget of ``--limit`` node evaluations
+(10,000) on the problems of a split (``plan``: 100 test-size problems); a problem counts as
+solved when a plan is found within the budget, and an unsolved problem counts the whole budget
+in the average evaluations. The learned heuristic evaluates all successors of an expansion in
+one forward pass (N: μ, N+clip: max(μ, l), TN: E[x]); every plan is validated by replay.
+
+Problems: ``<data>/<domain>/<split>/problems`` of the run's dataset when that directory exists,
+otherwise the split of the paper's Table 3 (generated once into the problem cache). Results go to
+``<run>/eval/<split>[-clip]/`` (baselines: ``runs/baselines/<domain>__<heuristic>/eval/<split>/``):
+one JSON per problem (written atomically; finished problems are skipped on a re-run) and
+``summary.json``. ``--accuracy`` also writes the test-split accuracy (Table 1: MSE, MSE+clip,
+NLL, beside hFF and LM-cut) to ``<run>/eval/accuracy.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import tyro
+from tqdm import tqdm
+
+from pddlgym_sl.envs.problems import problem_files, spread
+from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.io import atomic_write_json
+from pddlgym_sl.search import gbfs
+from pddlgym_sl.task import load_task
+
+
+@dataclass
+class Args:
+    """Evaluate a trained run (or a symbolic heuristic) with GBFS under an evaluation budget."""
+
+    run: Path | None = None
+    """run directory of agents.supervised (model.json + best.safetensors)"""
+    heuristic: str | None = None
+    """symbolic baseline instead of a run: hff, lmcut, hadd, hmax, goal_count, blind"""
+    domain: str | None = None
+    """domain of the problems (default: the run's)"""
+    split: str = "plan"
+    """problem set: plan (the paper's 100 problems), test, val, train"""
+    data: Path | None = None
+    """dataset root whose <domain>/<split>/problems to use (default: the run's --data)"""
+    limit: int = 10_000
+    """node-evaluation budget per problem"""
+    problems: int | None = None
+    """evaluate only N problems, evenly spread over the sorted split (so every size is kept)"""
+    clip: bool = False
+    """N+clip: clip mu below by the admissible bound"""
+    jobs: int = 1
+    """parallel processes (each runs its own copy of the model on one thread)"""
+    device: str = "cpu"
+    """device of the forward passes"""
+    out: Path | None = None
+    """result directory (default: <run>/eval/<split>[-clip] or runs/baselines/...)"""
+    accuracy: bool = False
+    """also compute the test-split accuracy of the run (Table 1)"""
+    quiet: bool = False
+    """no progress bar"""
+
+
+# ------------------------------------------------------------------ worker side
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(run: str | None, heuristic: str | None, clip: bool, device: str, threads: int) -> None:
+    torch.set_num_threads(threads)
+    _WORKER.update(run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None)
+    if run is not None:
+        from agents.learned_heuristic import TrainedModel
+
+        _WORKER["trained"] = TrainedModel.load(run, device=device)
+
+
+def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
+    task = load_task(domain_file, problem_file)
+    if _WORKER["trained"] is not None:
+        from agents.learned_heuristic import LearnedHeuristic
+        from pddlgym_sl.envs.encoders.schema import Schema
+
+        if _WORKER["schema"] is None:
+            _WORKER["schema"] = Schema.from_domain_file(domain_file)
+        heuristic = LearnedHeuristic(
+            _WORKER["trained"], task, _WORKER["schema"], clip=_WORKER["clip"], device=_WORKER["device"]
+        )
+    else:
+        heuristic = _WORKER["heuristic"]
+    result = gbfs(task, heuristic, max_evaluations=limit)
+    if result.solved:
+        task.validate_plan(result.plan)  # raises PlanError on an invalid plan
+    return {
+        "problem": Path(problem_file).name,
+        "solved": result.solved,
+        "status": result.status,
+        "plan_length": result.cost,
+        "evaluations": result.evaluations,
+        "expansions": result.expansions,
+        "generated": result.generated,
+        "seconds": round(result.seconds, 4),
+        "limit": limit,
+        "plan": result.plan,
+    }
+
+
+# ------------------------------------------------------------------ driver side
+def _finished(path: Path, limit: int) -> bool:
+    """A problem is done when its result exists and was obtained under the same budget."""
+    return path.is_file() and json.loads(path.read_text()).get("limit") == limit
+
+
+def summarize(results: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """Coverage and average evaluations (an unsolved problem counts `limit`), as in Table 2."""
+    solved = [r for r in results if r["solved"]]
+    return {
+        "problems": len(results),
+        "solved": len(solved),
+        "coverage": len(solved) / len(results) if results else 0.0,
+        "mean_evaluations": float(np.mean([r["evaluations"] if r["solved"] else limit for r in results]))
+        if results
+        else 0.0,
+        "mean_plan_length": float(np.mean([r["plan_length"] for r in solved])) if solved else None,
+        "mean_seconds": float(np.mean([r["seconds"] for r in results])) if results else 0.0,
+        "limit": limit,
+    }
+
+
+def evaluate(args: Args) -> dict[str, Any]:
+    """Run the evaluation described by `args`; return the summary (also written to disk)."""
+    if (args.run is None) == (args.heuristic is None):
+        raise ConfigError("give exactly one of --run and --heuristic")
+    run_args: dict[str, Any] = {}
+    if args.run is not None:
+        if not (args.run / "model.json").is_file():
+            raise ConfigError(f"{args.run} is not a trained run (no model.json)")
+        run_args = json.loads((args.run / "args.json").read_text())
+    domain = args.domain or run_args.get("domain")
+    if domain is None:
+        raise ConfigError("--domain is needed with --heuristic")
+    data = args.data or (Path(run_args["data"]) if "data" in run_args else None)
+    files = spread(problem_files(domain, args.split, data), args.problems)
+    import domains
+
+    domain_file = (data / domain / args.split / "domain.pddl") if data is not None else None
+    if domain_file is None or not domain_file.is_file():
+        domain_file = domains.domain_file(domain)
+    if args.out is not None:
+        out = args.out
+    elif args.run is not None:
+        out = args.run / "eval" / (args.split + ("-clip" if args.clip else ""))
+    else:
+        out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / args.split
+    (out / "problems").mkdir(parents=True, exist_ok=True)
+    pending = [f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit)]
+
+    threads = 1 if args.jobs > 1 else torch.get_num_threads()
+    init = (str(args.run) if args.run else None, args.heuristic, args.clip, args.device, threads)
+    bar = tqdm(
+        total=len(files),
+        initial=len(files) - len(pending),
+        desc=f"gbfs {domain}/{args.split}",
+        unit="problem",
+        disable=args.quiet,
+        dynamic_ncols=True,
+    )
+    start = time.perf_counter()
+
+    def record(result: dict[str, Any]) -> None:
+        atomic_write_json(out / "problems" / f"{Path(result['problem']).stem}.json", result)
+        bar.update(1)
+
+    try:
+        if args.jobs <= 1:
+            _init_worker(*init)
+            for f in pending:
+                record(_solve(str(domain_file), str(f), args.limit))
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(
+                args.jobs, mp_context=ctx, initializer=_init_worker, initargs=init
+            ) as pool:
+                futures = [pool.submit(_solve, str(domain_file), str(f), args.limit) for f in pending]
+                for future in futures:
+                    record(future.result())
+    finally:
+        bar.close()
+    results = [json.loads((out / "problems" / f"{f.stem}.json").read_text()) for f in files]
+    summary = {
+        "run": str(args.run) if args.run else None,
+        "heuristic": args.heuristic or ("learned+clip" if args.clip else "learned"),
+        "domain": domain,
+        "split": args.split,
+        "clip": args.clip,
+        **summarize(results, args.limit),
+        "wall_seconds": round(time.perf_counter() - start, 2),
+    }
+    atomic_write_json(out / "summary.json", summary)
+    if args.accuracy and args.run is not None:
+        atomic_write_json(args.run / "eval" / "accuracy.json", accuracy(args.run, data, domain, args.device))
+    return summary
+
+
+def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
+    """Test-split accuracy of a run's best checkpoint beside hFF and LM-cut (Table 1)."""
+    from agents.learned_heuristic import TrainedModel
+    from agents.metrics import baseline_mse, evaluate_split
+    from agents.models import model_spec
+    from pddlgym_sl.data.dataset import load_split
+
+    trained = TrainedModel.load(run, device=device)
+    test = load_split(data / domain / "test")
+    inputs = model_spec(trained.name).training_inputs(test)
+    metrics = evaluate_split(trained.model, trained.head, inputs, test, torch.device(device))
+    return {
+        **{f"test_{k}": v for k, v in metrics.items()},
+        **{f"test_{k}": v for k, v in baseline_mse(test).items()},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = tyro.cli(Args, args=argv, description=__doc__)
+    try:
+        s = evaluate(args)
+    except PDDLError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"{s['domain']}/{s['split']} {s['heuristic']}: coverage {s['coverage']:.2f} "
+        f"({s['solved']}/{s['problems']}), mean evaluations {s['mean_evaluations']:.0f} "
+        f"(limit {s['limit']}), {s['wall_seconds']:.1f}s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

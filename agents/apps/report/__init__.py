@@ -1,0 +1,134 @@
+"""The paper's tables and plots from run directories: ``python -m agents.report RUN_DIRS...``.
+
+    python -m agents.report runs/sweep [--out runs/report] [--split plan] [--baselines runs/baselines]
+
+RUN_DIRS are run directories of `agents.supervised` or directories containing them (searched
+recursively). Runs are grouped by (model, domain, σ, residual, bound, dist) from their args.json;
+the seeds of a group are its repetitions, reported as mean±std (sample std, ``--ddof 1``). One
+table block per model (the paper's Table 1 is NLM; appendices E and F give STRIPS-HGN and LR):
+
+- **Table 1** (``table1.md``/``.csv``, test accuracy from ``metrics.json``): rows domain × {MSE,
+  +clip}; columns hFF and hLMcut (per-dataset constants), then N and TN for each configuration
+  present (``learn/hFF``, ``learn/none``, ``fixed/hFF``, ``fixed/none``, ...); +clip only under N.
+  The lowest mean among N, N+clip and TN of a configuration is bold when the second best trails
+  it by more than 0.1 (the paper's caption).
+- **Table 2** (``table2.md``/``.csv``, planning from ``eval/<split>[-clip]/summary.json``):
+  "Ratio of solved instances under <limit> evaluations" and "Average node evaluations" blocks;
+  rows are domains; columns hFF (a baseline summary of ``agents.evaluate --heuristic hff``) then
+  N, N+clip, TN per configuration; the best of each configuration is bold (coverage: highest,
+  ties broken by fewer evaluations; evaluations: fewest).
+- **Plots**: ``coverage_<model>.png`` (fraction of problems solved within b evaluations against
+  b, log x from 10 to the limit, mean over seeds; one panel per domain, hFF included) and
+  ``val_mse_<model>.png`` (``val/mse`` of the TensorBoard events against the step, mean±std band
+  over seeds, log y, as the paper's Figure 2).
+
+CSV rows: one per (model, domain, config, dist, metric) with mean, std, n_seeds (seeds that have
+the value), n_runs (seeds in the group) and bold. Missing values (an unevaluated run, a domain
+without a baseline) are "–" in the tables and empty in the CSV, with a note; a value computed
+from fewer seeds than its group has is marked "†". The tables are printed to stdout as well.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tyro
+
+from agents.apps.report.collect import collect
+from agents.apps.report.tables import (
+    TABLE1_CAPTION,
+    TABLE2_CAPTION,
+    document,
+    format_stat,
+    table1,
+    table2,
+    write_csv,
+)
+
+__all__ = ["Args", "Report", "build_report", "format_stat", "main"]
+
+
+@dataclass
+class Args:
+    """Tables 1-2 of the paper (mean±std over seeds) and plots from training runs."""
+
+    runs: tyro.conf.Positional[list[Path]]
+    """run directories, or directories containing them (searched recursively)"""
+    out: Path = Path("runs/report")
+    """output directory: table1.md/.csv, table2.md/.csv, *.png"""
+    split: str = "plan"
+    """evaluation split of Table 2 (<run>/eval/<split>[-clip]/summary.json)"""
+    baselines: list[Path] = field(default_factory=list)
+    """more places to look for hFF baseline summaries (RUN_DIRS are always searched)"""
+    nll: bool = False
+    """add a test-NLL row to Table 1 (appendix F shows it for linear regression)"""
+    plots: bool = True
+    """write the PNG plots"""
+    ddof: int = 1
+    """delta degrees of freedom of the std over seeds (1: sample std; 0: population std)"""
+    quiet: bool = False
+    """do not print the tables"""
+
+
+@dataclass
+class Report:
+    """What `build_report` wrote."""
+
+    table1: str
+    table2: str
+    files: list[Path]
+    notes: list[str]
+
+
+def build_report(
+    runs: Sequence[Path],
+    out: Path,
+    split: str = "plan",
+    baselines: Sequence[Path] = (),
+    nll: bool = False,
+    plots: bool = True,
+    ddof: int = 1,
+) -> Report:
+    """Collect runs and baselines, write the tables (markdown + CSV) and plots to `out`."""
+    col = collect(runs, split, baselines)
+    out.mkdir(parents=True, exist_ok=True)
+    t1_tables, t2_tables, t1_notes, t2_notes = [], [], list(col.notes), []
+    for model in col.models():
+        t1, n1 = table1(col, model, nll=nll, ddof=ddof)
+        t2, n2 = table2(col, model, split, ddof=ddof)
+        t1_tables.append(t1)
+        t2_tables.append(t2)
+        t1_notes += n1
+        t2_notes += n2
+    md1 = document("Table 1: test accuracy", TABLE1_CAPTION, t1_tables, t1_notes)
+    md2 = document("Table 2: planning", TABLE2_CAPTION, t2_tables, t2_notes)
+    files = [out / "table1.md", out / "table1.csv", out / "table2.md", out / "table2.csv"]
+    files[0].write_text(md1)
+    write_csv(files[1], [r for t in t1_tables for r in t.csv_rows])
+    files[2].write_text(md2)
+    write_csv(files[3], [r for t in t2_tables for r in t.csv_rows])
+    plot_notes: list[str] = []
+    if plots and col.groups:
+        from agents.apps.report.plots import plot_coverage, plot_val_mse
+
+        for model in col.models():
+            files += plot_coverage(col, model, split, out, plot_notes)
+            files += plot_val_mse(col, model, out, plot_notes)
+    return Report(md1, md2, files, list(dict.fromkeys(col.notes + t1_notes + t2_notes + plot_notes)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = tyro.cli(Args, args=argv, description=__doc__)
+    report = build_report(args.runs, args.out, args.split, args.baselines, args.nll, args.plots, args.ddof)
+    if not args.quiet:
+        print(report.table1)
+        print(report.table2)
+    print(f"report: {', '.join(str(f) for f in report.files)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,342 @@
+"""Supervised heuristic learning: ``python -m agents.supervised --dist tn``.
+
+Trains a model (NLM, STRIPS-HGN or linear regression) to predict the optimal cost-to-go h* as a
+Gaussian N(μ, σ) or a truncated Gaussian TN(μ, σ, l, u) whose lower bound l is an admissible
+heuristic, by minimising the negative log-likelihood (Núñez-Molina et al., IJCAI 2024). Defaults
+follow the paper (AdamW, batch 256, lr 1e-2 (1e-3 for HGN), weight decay 1e-2, gradient-norm
+clip 0.1); the default data is the small ferry dataset (`pddlgym_sl.data.presets`), created on
+first use, and the default step budget finishes in minutes on a laptop CPU. Paper budgets:
+``--config configs/<domain>-<model>.yaml``.
+
+A run directory ``runs/<domain>__<model>__<dist>__<sigma>__<residual>__s<seed>__<time>/`` holds
+TensorBoard events, ``args.json``, ``model.json`` (how to rebuild model and head),
+``best.safetensors`` (best validation MSE), ``last.pt`` (full training state, loaded with
+``weights_only=True``) and ``metrics.json`` (test metrics of the best checkpoint, beside hFF and
+LM-cut). ``--resume RUN_DIR`` continues an interrupted run; on CPU the result equals an
+uninterrupted run with the same seed (batches are drawn from a per-step seeded generator).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import torch
+import tyro
+import yaml
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from agents.checkpoint import (
+    load_training_state,
+    load_weights,
+    save_model_config,
+    save_training_state,
+    save_weights,
+)
+from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, make_head
+from agents.metrics import baseline_mse, bound_inputs, evaluate_split
+from agents.models import MODELS, make_model, model_spec
+from agents.sampler import BucketSampler
+from pddlgym_sl.data.dataset import load_split
+from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.io import atomic_write_json
+
+MODEL_NAMES = tuple(MODELS)
+
+
+@dataclass
+class Args:
+    """Train a learned heuristic with a N or TN head (flags follow the paper's notation)."""
+
+    dist: Literal[DISTS] = "tn"
+    """distribution of h*: Gaussian (n; NLL = MSE with fixed sigma) or truncated Gaussian (tn)"""
+    model: Literal[MODEL_NAMES] = "nlm"
+    """network: Neural Logic Machine, STRIPS-HGN or linear regression on 4 features"""
+    domain: str = "ferry"
+    """domain of the dataset: data/<domain>/{train,val,test} under --data"""
+    data: Path = Path("data/small")
+    """dataset root (data/small is created on first use: python -m pddlgym_sl.data.generate --preset small)"""
+    sigma: Literal[SIGMAS] = "learn"
+    """learn sigma (second model output) or fix it to 1/sqrt(2)"""
+    residual: Literal[RESIDUALS] = "hff"
+    """mu = model output + this heuristic"""
+    bound: Literal[BOUNDS] = "lmcut"
+    """admissible lower bound l of TN (also the +clip bound of N)"""
+    steps: int | None = None
+    """training steps (default 3000; when resuming, the stored value; the paper: 40,000, see configs/)"""
+    batch_size: int = 256
+    """states per step"""
+    lr: float | None = None
+    """AdamW learning rate (default 1e-2; 1e-3 for hgn)"""
+    weight_decay: float = 1e-2
+    """AdamW weight decay"""
+    grad_clip: float = 0.1
+    """gradient-norm clipping"""
+    test_split: str = "test"
+    """labelled split for the final test metrics (e.g. test-reduced, see pddlgym_sl.data.presets)"""
+    train_problems: int = 400
+    """problems subsampled (seeded) from the training split"""
+    seed: int = 0
+    """seed of initialisation, subsampling and batches"""
+    val_every: int = 250
+    """steps between validations (best-checkpoint selection)"""
+    device: str = "auto"
+    """auto (cuda when available), cpu, cuda, cuda:1, ..."""
+    runs: Path = Path("runs")
+    """parent directory of run directories"""
+    name: str | None = None
+    """run directory name (default: <domain>__<model>__<dist>__<sigma>__<residual>__s<seed>__<time>)"""
+    resume: Path | None = None
+    """continue the run in this directory (its args.json is used; --steps may extend it)"""
+    config: Path | None = None
+    """YAML preset whose keys set the defaults of these flags (command-line flags win)"""
+    quiet: bool = False
+    """no progress bar"""
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def run_name(args: Args) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return f"{args.domain}__{args.model}__{args.dist}__{args.sigma}__{args.residual}__s{args.seed}__{stamp}"
+
+
+def ensure_dataset(args: Args) -> None:
+    """Create the small default dataset when it is asked for and absent."""
+    root = args.data / args.domain
+    if all(any((root / s / "labels").glob("*.npz")) for s in ("train", "val", args.test_split)):
+        return
+    if args.data == Path("data/small") and args.domain == "ferry":
+        from pddlgym_sl.data.generate import Args as GenArgs
+        from pddlgym_sl.data.generate import run as generate
+
+        print("creating the small ferry dataset in data/small (once; about a minute)")
+        generate(GenArgs(preset="small", out=args.data, quiet=args.quiet))
+        return
+    raise ConfigError(
+        f"no labelled dataset in {root}/{{train,val,{args.test_split}}}: create it with python -m "
+        f"pddlgym_sl.data.generate --domain {args.domain} --split all --out {args.data}"
+    )
+
+
+def _hparams_table(args: Args) -> str:
+    rows = "\n".join(f"|{k}|{v}|" for k, v in sorted(dataclasses.asdict(args).items()))
+    return "|param|value|\n|-|-|\n" + rows
+
+
+class Trainer:
+    """One training run: data, model, head, optimiser, logging and checkpoints."""
+
+    def __init__(self, args: Args, run_dir: Path, device: torch.device) -> None:
+        self.args, self.run_dir, self.device = args, run_dir, device
+        root = args.data / args.domain
+        self.train = load_split(root / "train", max_problems=args.train_problems, seed=args.seed)
+        self.val = load_split(root / "val")
+        self.head = make_head(args.dist, sigma=args.sigma, residual=args.residual, bound=args.bound)
+        spec = model_spec(args.model)
+        self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
+        torch.manual_seed(args.seed)
+        model_config = {
+            "name": args.model,
+            **self.inputs["train"].model_config(),
+            "n_outputs": self.head.n_outputs,
+        }
+        self.model = make_model(**model_config).to(device)
+        self.model_config = {"model": model_config, "head": self.head.config, "domain": args.domain}
+        lr = args.lr if args.lr is not None else spec.lr
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=args.weight_decay)
+        self.sampler = BucketSampler(self.inputs["train"].sizes(), args.batch_size, args.seed)
+        self.step = 0
+        self.best_val_mse = math.inf
+
+    def state(self) -> dict:
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "step": self.step,
+            "best_val_mse": self.best_val_mse,
+        }
+
+    def restore(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(state["step"])
+        self.best_val_mse = float(state["best_val_mse"])
+
+    def train_step(self) -> dict[str, float]:
+        rows = self.sampler.batch(self.step)
+        raw = self.model(self.inputs["train"].batch(rows, self.device))
+        target, lower, base = bound_inputs(self.train, self.head, rows, self.device)
+        loss = self.head.nll(raw, target, lower, base).mean()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip)
+        self.optimizer.step()
+        with torch.no_grad():
+            mse = (self.head.heuristic(raw, lower, base) - target).square().mean()
+            sigma = self.head.mu_sigma(raw, base)[1].mean()
+        return {"nll": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
+
+    def validate(self) -> dict[str, float]:
+        return evaluate_split(self.model, self.head, self.inputs["val"], self.val, self.device)
+
+    def save_last(self) -> None:
+        save_training_state(self.run_dir / "last.pt", self.state())
+
+
+DEFAULT_STEPS = 3000
+_PATH_FIELDS = ("data", "runs", "resume", "config")
+
+
+def _stored_args(run_dir: Path) -> Args:
+    stored = json.loads((run_dir / "args.json").read_text())
+    for key in _PATH_FIELDS:
+        if stored.get(key) is not None:
+            stored[key] = Path(stored[key])
+    return Args(**stored)
+
+
+def train(args: Args) -> Path:
+    """Run (or resume) training; return the run directory (with metrics.json)."""
+    if args.resume is not None:
+        run_dir = args.resume
+        if not (run_dir / "args.json").is_file():
+            raise ConfigError(f"{run_dir} is not a run directory (no args.json)")
+        stored = _stored_args(run_dir)
+        args = dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
+    else:
+        args = dataclasses.replace(args, steps=args.steps or DEFAULT_STEPS)
+        run_dir = args.runs / (args.name or run_name(args))
+        if run_dir.exists():
+            raise ConfigError(f"{run_dir} exists: pass --resume {run_dir} to continue it")
+    ensure_dataset(args)
+    device = resolve_device(args.device)
+    trainer = Trainer(args, run_dir, device)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if args.resume is not None and (run_dir / "last.pt").is_file():
+        trainer.restore(load_training_state(run_dir / "last.pt"))
+    stored = {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(args).items()}
+    atomic_write_json(run_dir / "args.json", {**stored, "resume": None})
+    save_model_config(run_dir / "model.json", trainer.model_config)
+    writer = SummaryWriter(str(run_dir), purge_step=trainer.step if trainer.step else None)
+    if trainer.step == 0:
+        writer.add_text("hyperparameters", _hparams_table(args))
+
+    bar = tqdm(
+        total=args.steps,
+        initial=trainer.step,
+        desc="train",
+        unit="step",
+        disable=args.quiet,
+        dynamic_ncols=True,
+    )
+    last_log = time.perf_counter()
+    steps_since = 0
+    while trainer.step < args.steps:
+        stats = trainer.train_step()
+        trainer.step += 1
+        steps_since += 1
+        step = trainer.step
+        if step % 10 == 0 or step == args.steps:
+            now = time.perf_counter()
+            rate = steps_since / max(1e-9, now - last_log)
+            last_log, steps_since = now, 0
+            for k, v in stats.items():
+                writer.add_scalar(f"train/{k}", v, step)
+            writer.add_scalar("train/lr", trainer.optimizer.param_groups[0]["lr"], step)
+            writer.add_scalar("train/steps_per_s", rate, step)
+            bar.set_postfix(nll=f"{stats['nll']:.3f}", mse=f"{stats['mse']:.3f}", refresh=False)
+        if step % args.val_every == 0 or step == args.steps:
+            val = trainer.validate()
+            for k, v in val.items():
+                writer.add_scalar(f"val/{k}", v, step)
+            if val["mse"] < trainer.best_val_mse:
+                trainer.best_val_mse = val["mse"]
+                save_weights(run_dir / "best.safetensors", trainer.model)
+            trainer.save_last()
+            writer.flush()
+        bar.update(1)
+    bar.close()
+
+    metrics = test_metrics(args, trainer, run_dir)
+    for k, v in metrics.items():
+        if isinstance(v, float):
+            writer.add_scalar(f"test/{k.removeprefix('test_')}", v, trainer.step)
+    writer.close()
+    atomic_write_json(run_dir / "metrics.json", metrics)
+    return run_dir
+
+
+def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
+    """Test-split accuracy of the best checkpoint, beside hFF's and LM-cut's."""
+    test = load_split(args.data / args.domain / args.test_split)
+    load_weights(run_dir / "best.safetensors", trainer.model)
+    inputs = model_spec(args.model).training_inputs(test)
+    model_metrics = evaluate_split(trainer.model, trainer.head, inputs, test, trainer.device)
+    return {
+        "test_states": len(test),
+        "test_problems": len(test.problems),
+        **{f"test_{k}": v for k, v in model_metrics.items()},
+        **{f"test_{k}": v for k, v in baseline_mse(test).items()},
+        "best_val_mse": trainer.best_val_mse,
+        "steps": trainer.step,
+    }
+
+
+def load_config_defaults(argv: list[str]) -> Args:
+    """Defaults from ``--config FILE`` if given (before tyro parses the rest)."""
+    if "--config" not in argv:
+        return Args()
+    i = argv.index("--config")
+    if i + 1 >= len(argv):
+        raise ConfigError("--config needs a YAML file")
+    path = Path(argv[i + 1])
+    try:
+        values = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config: {exc}", file=path) from None
+    fields = {f.name for f in dataclasses.fields(Args)}
+    unknown = set(values) - fields
+    if unknown:
+        raise ConfigError(f"unknown keys {sorted(unknown)} (valid: {sorted(fields)})", file=path)
+    for key in _PATH_FIELDS:
+        if key in values and values[key] is not None:
+            values[key] = Path(values[key])
+    return Args(**values, config=path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = tyro.cli(Args, args=argv, default=load_config_defaults(argv), description=__doc__)
+        run_dir = train(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    m = json.loads((run_dir / "metrics.json").read_text())
+    print(f"run: {run_dir}")
+    print(f"test split: {m['test_states']} states of {m['test_problems']} problems")
+    print(f"{'heuristic':<28} {'test MSE':>10}")
+    label = f"{args.model} {args.dist.upper()} {args.sigma}/{args.residual}"
+    print(f"{label:<28} {m['test_mse']:>10.3f}")
+    if args.dist == "n":
+        print(f"{label + ' +clip':<28} {m['test_mse_clip']:>10.3f}")
+    print(f"{'hFF':<28} {m['test_hff_mse']:>10.3f}")
+    print(f"{'LM-cut':<28} {m['test_lmcut_mse']:>10.3f}")
+    print(f"(test NLL {m['test_nll']:.3f}; best validation MSE {m['best_val_mse']:.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""Run the paper's grid locally: ``python -m agents.sweep``.
+
+    python -m agents.sweep --domains ferry --models linear --seeds 0 1 --steps 2000 --split test
+    python -m agents.sweep                                   # the whole grid of configs/grid.yaml
+
+For every cell of the grid (domain × model × dist × σ × residual × bound) and seed, trains with
+`agents.supervised` into ``<out>/<domain>__<model>__<dist>__<sigma>__<residual>__s<seed>``
+(``__<bound>`` before ``__s<seed>`` when the bound is not LM-cut), then evaluates it with
+`agents.evaluate` on ``--split`` (N runs also with ``--clip``), evaluates the hFF baseline once
+per domain into ``<out>/baselines/<domain>__hff/eval/<split>/``, and finally writes the report
+(`agents.report`) of everything in ``<out>`` to ``<out>/report/``.
+
+Training uses the paper's per-model settings ``configs/<domain>-<model>.yaml`` (beside
+``--grid``; ``--no-presets`` for the trainer's own defaults); ``--steps``, ``--data``,
+``--val-every`` and ``--batch-size`` override them. Up to ``--jobs`` subprocesses run at once,
+each on one thread (``OMP_NUM_THREADS=1`` and friends in its environment), each writing its
+output to ``<out>/logs/<job>.log``; a progress bar counts finished cells (one run with its
+evaluations, or one baseline).
+
+Resumable: a run with ``metrics.json`` is not retrained and a run with only ``args.json`` is
+continued with ``--resume``; an evaluation whose ``summary.json`` covers the requested problems
+under the same budget is not repeated (and `agents.evaluate` itself skips finished problems).
+Killing the sweep (Ctrl-C, SIGTERM) stops its jobs; the same command then finishes the rest.
+A job still running from an earlier sweep (its ``logs/<job>.pid``) is left alone, never doubled.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+import tyro
+from tqdm import tqdm
+
+from agents.apps.sweep.args import Args
+from agents.apps.sweep.grid import Cell, grid_cells
+from agents.apps.sweep.jobs import Job, plan
+from agents.apps.sweep.scheduler import Scheduler
+from pddlgym_sl.errors import ConfigError
+
+__all__ = ["Args", "Cell", "Job", "Scheduler", "SweepResult", "grid_cells", "main", "plan", "sweep"]
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: the jobs it ran and those that failed (name -> reason)."""
+
+    launched: list[str]
+    failed: dict[str, str]
+    warnings: list[str]
+
+
+def sweep(args: Args) -> SweepResult:
+    """Plan and run the jobs of `args`, then write the report."""
+    cells = grid_cells(args)
+    todo = plan(args, cells)
+    jobs, units, warnings = todo.jobs, todo.units, todo.warnings
+    say = (lambda text: None) if args.quiet else print
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    kinds = Counter(j.kind for j in jobs)
+    say(
+        f"sweep {args.out}: {len(cells)} runs, {len(units) - len(cells)} baselines; to run: {kinds['train']} "
+        f"train, {kinds['eval']} eval, {kinds['baseline']} baseline jobs, {args.jobs} at a time"
+    )
+    if args.dry_run:
+        for job in jobs:
+            print(shlex.join(job.command) + (f"    # after {job.after}" if job.after else ""))
+        return SweepResult([], {}, warnings)
+    if not jobs and todo.busy:
+        say(f"nothing to start: {len(todo.busy)} jobs wait on an earlier sweep's; run again when it ends")
+    elif not jobs:
+        say("nothing to do: every run, evaluation and baseline is finished")
+    if kinds["train"]:
+        from agents.apps.supervised import Args as TrainArgs
+        from agents.apps.supervised import ensure_dataset
+
+        for data, domain in todo.datasets:  # once, before parallel jobs could race to create it
+            test_split = {"test_split": args.test_split} if args.test_split else {}
+            ensure_dataset(TrainArgs(domain=domain, data=data, quiet=args.quiet, **test_split))
+    args.out.mkdir(parents=True, exist_ok=True)
+    pending_units = {j.unit for j in jobs + todo.busy}
+    bar = tqdm(
+        total=len(units),
+        initial=len(units) - len(pending_units),
+        desc="cells",
+        unit="cell",
+        disable=args.quiet,
+        dynamic_ncols=True,
+    )
+    scheduler = Scheduler(jobs, args.jobs, args.out / "logs", bar, args.quiet)
+    main_thread = threading.current_thread() is threading.main_thread()  # signals: main thread only
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
+    try:
+        scheduler.run()
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+        bar.close()
+    if args.report:
+        from agents.apps.report import build_report
+
+        report = build_report([args.out], args.out / "report", split=args.split)
+        if not args.quiet:
+            print(report.table1)
+            print(report.table2)
+        say(f"report: {args.out / 'report'}")
+    launched = [j.name for j in jobs if j.name in scheduler.succeeded or j.name in scheduler.failed]
+    launched = [n for n in launched if not scheduler.failed.get(n, "").startswith("not run")]
+    for name, reason in scheduler.failed.items():
+        print(f"failed: {name}: {reason}", file=sys.stderr)
+    return SweepResult(launched, scheduler.failed, warnings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = tyro.cli(Args, args=argv, description=__doc__)
+    try:
+        result = sweep(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: run the same command again to finish the sweep", file=sys.stderr)
+        return 130
+    if not args.quiet and not args.dry_run:
+        print(f"launched {len(result.launched)} jobs, {len(result.failed)} failed")
+    return 1 if result.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

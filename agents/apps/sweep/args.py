@@ -1,0 +1,68 @@
+"""The sweep's command line: which part of the grid to train, evaluate and report, and how."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS
+from agents.models import MODELS
+
+__all__ = ["Args"]
+
+MODEL_NAMES = tuple(MODELS)
+
+
+@dataclass
+class Args:
+    """Train, evaluate and report a subset of the paper's grid with local subprocesses."""
+
+    grid: Path = Path("configs/grid.yaml")
+    """grid axes (domains, models, dists, sigmas, residuals, seeds; optional bounds)"""
+    domains: list[str] | None = None
+    """restrict the grid's domains"""
+    models: list[Literal[MODEL_NAMES]] | None = None
+    """restrict the grid's models"""
+    dists: list[Literal[DISTS]] | None = None
+    """restrict the grid's distributions"""
+    sigmas: list[Literal[SIGMAS]] | None = None
+    """restrict the grid's sigma settings"""
+    residuals: list[Literal[RESIDUALS]] | None = None
+    """restrict the grid's residuals"""
+    bounds: list[Literal[BOUNDS]] | None = None
+    """lower bounds l of TN (default: the grid's, else lmcut)"""
+    seeds: list[int] | None = None
+    """restrict the grid's seeds"""
+    steps: int | None = None
+    """training steps (default: the preset's, else the trainer's)"""
+    data: Path | None = None
+    """dataset root (default: the preset's, else data/small)"""
+    val_every: int | None = None
+    """steps between validations (default: the preset's, else the trainer's)"""
+    test_split: str | None = None
+    """labelled split of the final test metrics (default: the trainer's, test)"""
+    batch_size: int | None = None
+    """states per training step (default: the preset's, else the trainer's)"""
+    device: str | None = None
+    """training device (default: the trainer's, auto)"""
+    presets: bool = True
+    """train with configs/<domain>-<model>.yaml (beside --grid) when it exists"""
+    out: Path = Path("runs/sweep")
+    """sweep directory: runs, baselines/, logs/, report/"""
+    jobs: int = 2
+    """subprocesses at once (each on one thread)"""
+    split: str = "plan"
+    """evaluation split"""
+    limit: int = 10_000
+    """node-evaluation budget per problem"""
+    problems: int | None = None
+    """evaluate only N problems, evenly spread over the sorted split"""
+    eval: bool = True
+    """evaluate the runs and the hFF baseline (--no-eval: train only)"""
+    report: bool = True
+    """write the report to <out>/report/ at the end"""
+    dry_run: bool = False
+    """print the jobs that would run, run nothing"""
+    quiet: bool = False
+    """no progress bar, job messages or tables"""

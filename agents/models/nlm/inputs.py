@@ -1,0 +1,131 @@
+"""NLM inputs: per-arity predicate tensors of states, padded per batch, for training and for search.
+
+The ``nlm`` observation encoder (`pddlgym_sl.envs.encoders.nlm`) gives, per task, arrays
+``"arity{k}"`` of shape ``[n_states] + [N]*k + [C_k]`` (channels: [true in the state, in the goal]
+per predicate of arity ``k``). `nlm_batch` pads the tasks of a batch to the largest object count
+and adds the object mask; `NLMTrainingInputs` encodes every problem of a split once, and
+`NLMSearchInputs` encodes the states of one task per search expansion (no padding needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from agents.errors import AgentError
+from agents.inputs import rows_by_problem
+from pddlgym_sl.data.dataset import LabelledSplit
+from pddlgym_sl.envs.encoders.nlm import NLMEncoder
+from pddlgym_sl.envs.encoders.schema import Schema
+from pddlgym_sl.task import CompiledTask
+
+__all__ = ["NLMSearchInputs", "NLMTrainingInputs", "nlm_batch", "nlm_channels"]
+
+
+def _arities(item: Mapping[str, np.ndarray]) -> list[int]:
+    return sorted(int(key[5:]) for key in item if key.startswith("arity"))
+
+
+def nlm_channels(item: Mapping[str, np.ndarray | Tensor]) -> dict[int, int]:
+    """Arity -> channel count of an NLM input (per-task arrays or a padded batch)."""
+    return {k: int(item[f"arity{k}"].shape[-1]) for k in _arities(item)}  # type: ignore[arg-type]
+
+
+def nlm_batch(
+    items: Sequence[Mapping[str, np.ndarray]], dtype: torch.dtype = torch.float32
+) -> dict[str, Tensor]:
+    """Concatenate per-task NLM inputs into one batch padded to the largest object count.
+
+    Args:
+        items: one mapping per task (as the NLM encoder's batch function gives): ``"arity{k}"`` is
+            an array ``[n_i] + [N_i]*k + [C_k]`` for the ``n_i`` states of a task with ``N_i``
+            objects (a single state is ``n_i = 1``); an optional ``"object_mask"`` ``[n_i, N_i]``
+            marks real objects (default: all). Every item has the same arities and channels.
+        dtype: float dtype of the predicate tensors.
+
+    Returns:
+        ``"arity{k}"``: ``[B] + [N]*k + [C_k]`` (``B = sum n_i``, ``N = max N_i``, zero padding) and
+        ``"object_mask"``: bool ``[B, N]``.
+    """
+    if not items:
+        raise AgentError("nlm_batch needs at least one item")
+    arities = _arities(items[0])
+    channels = nlm_channels(items[0])
+    sizes, counts = [], []
+    for item in items:
+        if _arities(item) != arities or nlm_channels(item) != channels:
+            raise AgentError(f"NLM inputs disagree on arities/channels: {nlm_channels(item)} vs {channels}")
+        first = item[f"arity{arities[0]}"]
+        counts.append(int(first.shape[0]))
+        higher = [item[f"arity{k}"].shape[1] for k in arities if k >= 1]
+        sizes.append(int(higher[0]) if higher else 0)
+    total, n_max = sum(counts), max(sizes)
+    np_dtype = torch.empty((), dtype=dtype).numpy().dtype
+    out = {k: np.zeros((total, *([n_max] * k), channels[k]), dtype=np_dtype) for k in arities}
+    mask = np.zeros((total, n_max), dtype=bool)
+    row = 0
+    for item, n_states, n_obj in zip(items, counts, sizes, strict=True):
+        rows = slice(row, row + n_states)
+        for k in arities:
+            out[k][(rows, *([slice(0, n_obj)] * k))] = item[f"arity{k}"]
+        mask[rows, :n_obj] = item.get("object_mask", True)
+        row += n_states
+    batch = {f"arity{k}": torch.from_numpy(out[k]) for k in arities}
+    batch["object_mask"] = torch.from_numpy(mask)
+    return batch
+
+
+class NLMTrainingInputs:
+    """`agents.inputs.TrainingInputs` of the NLM: each problem of ``split`` encoded once, batches
+    padded to their largest object count (the sampler buckets states by object count)."""
+
+    def __init__(self, split: LabelledSplit) -> None:
+        self.split = split
+        schema = Schema.from_domain_file(split.domain_file)
+        self.encoded = [
+            NLMEncoder(schema, split.task(i)).encode_batch(split.states[i])
+            for i in range(len(split.problems))
+        ]
+        objects = np.array([len(split.task(i).objects) for i in range(len(split.problems))])
+        self._sizes = objects[split.problem_of]
+        self._channels = nlm_channels(self.encoded[0])
+
+    def model_config(self) -> dict[str, Any]:
+        return {"in_channels": self._channels}
+
+    def sizes(self) -> np.ndarray:
+        return self._sizes
+
+    def batch(self, rows: np.ndarray, device: torch.device) -> dict[str, torch.Tensor]:
+        items = [
+            {k: v[local] for k, v in self.encoded[p].items()}
+            for p, local in rows_by_problem(self.split, rows)
+        ]
+        return {k: v.to(device) for k, v in nlm_batch(items).items()}
+
+
+class NLMSearchInputs:
+    """`agents.inputs.SearchInputs` of the NLM: one task's states encoded per call (no padding;
+    the model casts the int8 tensors itself).
+
+    Args:
+        task: the task searched. device: where the forward pass runs. schema: the domain's
+            predicate vocabulary (shared by the tasks of a domain), built from the task's domain
+            file when None.
+    """
+
+    def __init__(self, task: CompiledTask, device: torch.device, schema: Schema | None = None) -> None:
+        if schema is None:
+            schema = Schema.from_domain_file(task.domain_file)
+        self.encoder = NLMEncoder(schema, task)
+        self.device = device
+
+    def __call__(self, states: np.ndarray) -> dict[str, Tensor]:
+        arrays = self.encoder.encode_batch(states).items()
+        if self.device.type == "cpu":  # a no-op .to() still costs ~15 µs per tensor
+            return {k: torch.from_numpy(v) for k, v in arrays}
+        return {k: torch.from_numpy(v).to(self.device) for k, v in arrays}
