@@ -158,8 +158,8 @@ def search(selected: tuple[str, ...], time_limit: float) -> None:
             if tasks:
                 ours_rate, fd_rate = evals / ours_s, evals / max(fd_s, 1e-3)
                 print(
-                    f"{d:12} {tasks:5d} {evals:9.0f} {ours_rate:9.0f} {fd_rate:9.0f} {ours_rate / fd_rate:6.2f} "
-                    f"{same:>5d}/{tasks:<4d}"
+                    f"{d:12} {tasks:5d} {evals:9.0f} {ours_rate:9.0f} {fd_rate:9.0f} "
+                    f"{ours_rate / fd_rate:6.2f} {same:>5d}/{tasks:<4d}"
                 )
 
 

@@ -17,7 +17,7 @@ from pddlgym_sl import load_task
 from pddlgym_sl.fd import fd_initial_values, run_fast_downward
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.search import astar, gbfs
-from tests.fd_reference import GBFS_TASK, IPC, IPC_DOMAINS, RECORD, fd_gbfs, ipc_tasks
+from tests.fd_reference import GBFS_TASKS, IPC, IPC_DOMAINS, RECORD, fd_gbfs, ipc_tasks
 
 pytestmark = pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
 COMPARED = ("hmax", "hadd", "hff", "lmcut", "blind", "goal_count")
@@ -50,8 +50,8 @@ def test_initial_values_equal_fast_downward(recorded, domain):
 def test_gbfs_hff_equals_fast_downward_node_for_node(recorded, domain):
     """GBFS + hFF evaluates, expands and generates exactly what Fast Downward's
     eager_greedy([ff()]) does, and finds the same, valid plan."""
-    ref = recorded["gbfs_hff"][f"{domain}/{GBFS_TASK}"]
-    task = load_task(IPC / domain / "domain.pddl", IPC / domain / GBFS_TASK)
+    ref = recorded["gbfs_hff"][f"{domain}/{GBFS_TASKS[domain]}"]
+    task = load_task(IPC / domain / "domain.pddl", IPC / domain / GBFS_TASKS[domain])
     result = gbfs(task, "hff", max_evaluations=None)
     assert result.solved and ref["solved"]
     task.validate_plan(result.plan)

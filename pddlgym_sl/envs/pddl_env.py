@@ -48,9 +48,10 @@ class PDDLEnv(gym.Env):
     ## Action Space
 
     ``Discrete(n)`` over the ground actions of the *current* problem, in ``task.actions`` order
-    (sorted by name; actions that can never apply or change nothing are not ground actions). ``n`` differs between problems,
-    so ``action_space`` is replaced on `reset` when the drawn problem changes (one space object
-    per problem, so a seeded space stays seeded); vectorised training wants a single problem.
+    (sorted by name; actions that can never apply or change nothing are not ground actions).
+    ``n`` differs between problems, so ``action_space`` is replaced on `reset` when the drawn
+    problem changes (one space object per problem, so a seeded space stays seeded); vectorised
+    training wants a single problem.
     ``info["action_mask"]`` (int8, 1 = applicable) and the `action_masks` method (bool, for
     sb3-contrib's MaskablePPO) give the applicable actions. An action that is not applicable, or
     not an action of the current problem at all (out of range), is a **no-op**: the state stays,
