@@ -104,6 +104,8 @@ class FDRLayout(NamedTuple):
         cost: int64 (n_actions): operator costs.
         succ_order: int32 (n_actions): the operators in the order Fast Downward's successor
             generator lists the applicable ones (by sorted precondition, then operator id).
+        var_table, fact_table: the first three fields again, fused for the per-state conversion
+            to propositions (`state_tables`).
     """
 
     var_facts_ptr: np.ndarray
@@ -120,6 +122,8 @@ class FDRLayout(NamedTuple):
     guard_idx: np.ndarray
     cost: np.ndarray
     succ_order: np.ndarray
+    var_table: np.ndarray
+    fact_table: np.ndarray
 
     @property
     def n_vars(self) -> int:
@@ -403,6 +407,29 @@ def compile_task(
     return task
 
 
+NO_PROP = 0xFFFFFFFF
+"""`FDRLayout.var_table`'s mark for a variable without a "none of those" value."""
+
+
+def state_tables(
+    var_facts_ptr: np.ndarray, var_facts_idx: np.ndarray, var_none: np.ndarray, fact_prop: np.ndarray
+) -> dict[str, np.ndarray]:
+    """`FDRLayout.var_table` (uint32 (n_vars, 3): first and end row of the variable's facts in
+    `fact_table`, and its "none of those" proposition or `NO_PROP`) and `fact_table` (uint32
+    (n, 2): each variable's facts in value order with their propositions).
+
+    The heuristics convert every evaluated state into propositions; one unsigned table per loop
+    level halves the time that took with the separate signed arrays."""
+    var_table = np.empty((len(var_none), 3), dtype=np.uint32)
+    var_table[:, 0] = var_facts_ptr[:-1]
+    var_table[:, 1] = var_facts_ptr[1:]
+    var_table[:, 2] = np.where(var_none >= 0, var_none, NO_PROP)
+    fact_table = np.empty((len(var_facts_idx), 2), dtype=np.uint32)
+    fact_table[:, 0] = var_facts_idx
+    fact_table[:, 1] = fact_prop[var_facts_idx]
+    return {"var_table": var_table, "fact_table": fact_table}
+
+
 def _compile_fdr(fdr: FDRTask) -> tuple:
     """Number the facts and build both views' operator arrays (see `CompiledTask`)."""
     facts = tuple(sorted(a for values in fdr.values for a in values if a is not None))
@@ -429,6 +456,7 @@ def _compile_fdr(fdr: FDRTask) -> tuple:
         fact_prop=fact_prop,
         prop_fact=np.array(prop_fact, dtype=np.int32),
     )
+    layout_base |= state_tables(var_facts_ptr, var_facts_idx, layout_base["var_none"], fact_prop)
 
     def facts_of(var: int, value: int) -> list[int]:
         """The facts a (var, value) condition requires true ([] for "none of those")."""

@@ -82,7 +82,7 @@ def clear(q):
     q[_HEAP_SIZE] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def is_empty(q):
     if q[_MODE] == _BUCKET:
         return q[_ENTRIES] == 0
@@ -138,7 +138,7 @@ def _to_heap(q):
     q[_CURRENT] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def push(q, key, val):
     """Insert `val` with integer `key` >= 0."""
     if q[_MODE] == _BUCKET and key >= _MIN_BUCKETS_BEFORE_SWITCH and key > q[_PUSHES]:
@@ -191,7 +191,7 @@ def _heap_pop(q):
         _heap_sift_up(q, hole, lkey, lval)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def pop(q):
     """Remove and return (key, value) of a minimal entry (see the module docstring for ties)."""
     if q[_MODE] == _HEAP:

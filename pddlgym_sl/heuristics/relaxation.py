@@ -32,7 +32,6 @@ from pddlgym_sl.heuristics.base import Heuristic
 from pddlgym_sl.heuristics.relaxed_task import (
     BASE_COST,
     EFFECT,
-    N_PRE,
     OPERATOR,
     UnaryTask,
     state_props,
@@ -42,21 +41,24 @@ from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
 _MAX_COST = 100_000_000  # Fast Downward's AdditiveHeuristic::MAX_COST_VALUE
-_NO_OP = -1
+_UNSET = np.uint32(0xFFFFFFFF)  # a proposition's cost while unreached, and "no supporter"
 
 
 class RelaxationWork(NamedTuple):
-    """Per-instance scratch arrays of the relaxation kernels (reused for every state)."""
+    """Per-instance scratch arrays of the relaxation kernels (reused for every state).
 
-    unary: np.ndarray  # int64 (n_unary, 2): cost so far and unsatisfied preconditions of each unary operator
-    prop: (
-        np.ndarray
-    )  # int64 (n_props, 2): cost of each proposition (-1 while unreached) and its best supporter
-    props: np.ndarray  # int32 (n_props): the state's propositions
+    Costs are uint32 (Fast Downward's are int, clamped at 10^8) and an unreached proposition
+    costs `_UNSET`, larger than any cost, so "unreached or dearer" is one comparison."""
+
+    # uint32 (2 n_unary): cost so far of each unary operator, then its unsatisfied preconditions
+    unary: np.ndarray
+    prop: np.ndarray  # uint32 (n_props, 2): cost of each proposition and its best supporter
+    props: np.ndarray  # uint32 (n_props): the state's propositions
     marked: np.ndarray  # int8 (n_props): propositions visited while collecting the relaxed plan
+    touched: np.ndarray  # uint32 (n_props): which ones, to unmark them
     in_plan: np.ndarray  # int8 (n_operators): operators of the relaxed plan
     plan: np.ndarray  # int32 (n_operators): the relaxed plan, preconditions' supporters first
-    stack: np.ndarray  # int32 (2 * n_props): DFS stack (proposition, cursor) of the plan extraction
+    stack: np.ndarray  # uint32 (2 * n_props): DFS stack (proposition, cursor) of the plan extraction
     queue: np.ndarray  # int64: the adaptive queue (`queues.new_queue`)
 
 
@@ -65,18 +67,21 @@ def new_work(ut: UnaryTask) -> RelaxationWork:
     # every unary operator fires at most once; the state adds at most n_props pushes
     capacity = n_unary + ut.n_props + 2
     return RelaxationWork(
-        unary=np.zeros((n_unary, 2), dtype=np.int64),
-        prop=np.zeros((ut.n_props, 2), dtype=np.int64),
-        props=np.empty(max(ut.n_props, 1), dtype=np.int32),
+        unary=ut.reset.copy(),
+        prop=np.zeros((ut.n_props, 2), dtype=np.uint32),
+        props=np.empty(max(ut.n_props, 1), dtype=np.uint32),
         marked=np.zeros(ut.n_props, dtype=np.int8),
+        touched=np.empty(max(ut.n_props, 1), dtype=np.uint32),
         in_plan=np.zeros(len(ut.op_cost), dtype=np.int8),
         plan=np.empty(max(len(ut.op_cost), 1), dtype=np.int32),
-        stack=np.empty(2 * ut.n_props + 2, dtype=np.int32),
+        stack=np.empty(2 * ut.n_props + 2, dtype=np.uint32),
         queue=q_.new_queue(capacity, capacity),
     )
 
 
-@njit(cache=True, nogil=True)
+# inline="always" (numba-level inlining) for the per-state kernels: a numba call passes every
+# array of its tuples as seven scalars, which cost the search up to a fifth of its time
+@njit(cache=True, nogil=True, inline="always")
 def explore(words, ut, fdr, additive, w):
     """Relaxed exploration of state `words`; returns hadd (``additive``) or hmax, -1 for a dead
     end. Leaves costs and best supporters in ``w.prop``.
@@ -85,31 +90,32 @@ def explore(words, ut, fdr, additive, w):
     at its three places: a numba call taking these arrays costs more than its body.
     """
     ops, unary, prop, q, props = ut.ops, w.unary, w.prop, w.queue, w.props
-    pre_of_ptr, pre_of_idx, is_goal = ut.pre_of_ptr, ut.pre_of_idx, ut.is_goal
+    pre_of_ptr, pre_of_idx, is_goal, reset = ut.pre_of_ptr, ut.pre_of_idx, ut.is_goal, ut.reset
+    n_unary = ops.shape[0]
     q_.clear(q)
     for p in range(prop.shape[0]):
-        prop[p, 0] = -1
-    for u in range(ops.shape[0]):
+        prop[p, 0] = _UNSET
+    for i in range(reset.shape[0]):  # costs = base costs, unsatisfied = number of preconditions
+        unary[i] = reset[i]
+    for i in range(ut.no_pre.shape[0]):
+        u = ut.no_pre[i]
         c = ops[u, BASE_COST]
-        unary[u, 0] = c
-        unary[u, 1] = ops[u, N_PRE]
-        if ops[u, N_PRE] == 0:
-            e = ops[u, EFFECT]
-            if prop[e, 0] == -1 or prop[e, 0] > c:
-                prop[e, 0] = c
-                prop[e, 1] = u
-                q_.push(q, c, e)
+        e = ops[u, EFFECT]
+        if prop[e, 0] > c:
+            prop[e, 0] = c
+            prop[e, 1] = u
+            q_.push(q, np.int64(c), np.int64(e))
     n = state_props(words, fdr, props)
     for i in range(n):
         p = props[i]
-        if prop[p, 0] == -1 or prop[p, 0] > 0:
+        if prop[p, 0] > 0:
             prop[p, 0] = 0
-            prop[p, 1] = _NO_OP
-            q_.push(q, 0, p)
+            prop[p, 1] = _UNSET
+            q_.push(q, 0, np.int64(p))
     unsolved = ut.goal.shape[0]
     while not q_.is_empty(q):
         distance, p = q_.pop(q)
-        c = prop[p, 0]
+        c = np.int64(prop[p, 0])
         if c < distance:
             continue
         if is_goal[p]:
@@ -119,59 +125,64 @@ def explore(words, ut, fdr, additive, w):
         for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
             u = pre_of_idx[k]
             if additive:
-                uc = unary[u, 0] + c
+                uc = np.int64(unary[u]) + c
                 if uc > _MAX_COST:
                     uc = _MAX_COST
             else:
-                uc = max(unary[u, 0], ops[u, BASE_COST] + c)
-            unary[u, 0] = uc
-            left = unary[u, 1] - 1
-            unary[u, 1] = left
+                uc = max(np.int64(unary[u]), np.int64(ops[u, BASE_COST]) + c)
+            unary[u] = uc
+            left = unary[n_unary + u] - np.uint32(1)
+            unary[n_unary + u] = left
             if left == 0:
                 e = ops[u, EFFECT]
-                if prop[e, 0] == -1 or prop[e, 0] > uc:
+                if np.int64(prop[e, 0]) > uc:
                     prop[e, 0] = uc
                     prop[e, 1] = u
-                    q_.push(q, uc, e)
+                    q_.push(q, uc, np.int64(e))
     total = 0
     for g in ut.goal:
         cg = prop[g, 0]
-        if cg == -1:
+        if cg == _UNSET:
             return -1
-        total = min(total + cg, _MAX_COST) if additive else max(total, cg)
+        total = min(total + np.int64(cg), _MAX_COST) if additive else max(total, np.int64(cg))
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def relaxed_plan(ut, w):
     """Collect the relaxed plan after an additive `explore` (Fast Downward's marking from each
     goal through the best supporters) into ``w.plan``, each operator after the supporters of its
     preconditions; returns its length. Resets the marks it sets."""
     marked, in_plan, stack, prop, plan = w.marked, w.in_plan, w.stack, w.prop, w.plan
-    pre_ptr, pre_idx, ops = ut.pre_ptr, ut.pre_idx, ut.ops
+    pre_ptr, pre_idx, ops, touched = ut.pre_ptr, ut.pre_idx, ut.ops, w.touched
     n = 0
+    n_touched = 0
     for g in ut.goal:
         if marked[g]:
             continue
         marked[g] = 1
+        touched[n_touched] = g
+        n_touched += 1
         stack[0] = g
-        stack[1] = -1
+        stack[1] = _UNSET
         top = 2
         while top > 0:
             p = stack[top - 2]
             u = prop[p, 1]
-            if u == _NO_OP:
+            if u == _UNSET:
                 top -= 2
                 continue
             k = stack[top - 1]
-            k = pre_ptr[u] if k < 0 else k
+            k = pre_ptr[u] if k == _UNSET else k
             if k < pre_ptr[u + 1]:
                 stack[top - 1] = k + 1
                 r = pre_idx[k]
                 if not marked[r]:
                     marked[r] = 1
+                    touched[n_touched] = r
+                    n_touched += 1
                     stack[top] = r
-                    stack[top + 1] = -1
+                    stack[top + 1] = _UNSET
                     top += 2
                 continue
             top -= 2
@@ -180,7 +191,8 @@ def relaxed_plan(ut, w):
                 in_plan[o] = 1
                 plan[n] = o
                 n += 1
-    marked[:] = 0
+    for i in range(n_touched):  # fewer than all propositions on large tasks
+        marked[touched[i]] = 0
     for i in range(n):
         in_plan[plan[i]] = 0
     return n
@@ -196,7 +208,7 @@ def explore_batch(states, ut, fdr, additive, w, out):
         out[i] = np.inf if h < 0 else h
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def ff_value(words, ut, fdr, w):
     """hFF of one state (-1 for a dead end); the relaxed plan is left in ``w.plan``."""
     if explore(words, ut, fdr, True, w) < 0:

@@ -27,8 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from pddlgym_sl.successors import holds
-from pddlgym_sl.task import CompiledTask
+from pddlgym_sl.task import NO_PROP, CompiledTask
 
 # Fast Downward's RelaxationHeuristic::simplify tests dominating subsets only for unary operators
 # with at most this many preconditions.
@@ -54,6 +53,8 @@ class UnaryTask(NamedTuple):
     pre_of_ptr: np.ndarray  # uint32 (n_props + 1): unary operators having the proposition as precondition
     pre_of_idx: np.ndarray
     op_cost: np.ndarray  # int64 (n_operators)
+    reset: np.ndarray  # uint32 (2 n_unary): each unary operator's base cost, then its number of preconditions
+    no_pre: np.ndarray  # uint32: the unary operators without preconditions, in order
 
 
 class CutTask(NamedTuple):
@@ -155,6 +156,8 @@ def build_unary_task(task: CompiledTask) -> UnaryTask:
         pre_of_ptr=pre_of_ptr.astype(np.uint32),
         pre_of_idx=pre_of_idx.astype(np.uint32),
         op_cost=np.asarray(fdr.cost, dtype=np.int64),
+        reset=np.concatenate([ops[:, BASE_COST], ops[:, N_PRE]]),
+        no_pre=np.flatnonzero(ops[:, N_PRE] == 0).astype(np.uint32),
     )
 
 
@@ -207,22 +210,24 @@ unary_task = _cached(build_unary_task)
 cut_task = _cached(build_cut_task)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def state_props(words, fdr, out):
     """Fast Downward's propositions of a packed state, in variable order, into `out`; returns how
     many. A variable contributes its true fact, or its "none of those" value when none of its
     facts holds. (A state outside the finite-domain encoding, with two facts of one variable or
     none and no such value, contributes all or none of them.)"""
+    var_table, fact_table = fdr.var_table, fdr.fact_table
+    one = np.uint64(1)
     n = 0
-    for v in range(fdr.var_none.shape[0]):
+    for v in range(var_table.shape[0]):
         found = False
-        for k in range(fdr.var_facts_ptr[v], fdr.var_facts_ptr[v + 1]):
-            f = fdr.var_facts_idx[k]
-            if holds(words, f):
-                out[n] = fdr.fact_prop[f]
+        for k in range(var_table[v, 0], var_table[v, 1]):
+            f = fact_table[k, 0]
+            if (words[f >> 6] >> np.uint64(f & 63)) & one:
+                out[n] = fact_table[k, 1]
                 n += 1
                 found = True
-        if not found and fdr.var_none[v] >= 0:
-            out[n] = fdr.var_none[v]
+        if not found and var_table[v, 2] != NO_PROP:
+            out[n] = var_table[v, 2]
             n += 1
     return n

@@ -27,7 +27,7 @@ from pddlgym_sl.heuristics.simple import Blind, GoalCount
 from pddlgym_sl.search import engine as eng
 from pddlgym_sl.search.result import SearchResult
 from pddlgym_sl.search.successor_generator import successor_generator
-from pddlgym_sl.task import CompiledTask, FDRLayout
+from pddlgym_sl.task import CompiledTask, FDRLayout, state_tables
 
 BatchEvaluator = Callable[[np.ndarray], np.ndarray]
 
@@ -68,6 +68,7 @@ def _null_data() -> tuple:
         guard_idx=empty,
         cost=np.empty(0, dtype=np.int64),
         succ_order=empty,
+        **state_tables(np.zeros(1, dtype=np.int32), empty, empty, empty),
     )
 
     class _Null:

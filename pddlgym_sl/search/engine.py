@@ -136,7 +136,7 @@ def _rehash(table, hashes, n):
         table[slot] = node
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _push(heap, info, k1, k2, node):
     """Push onto the open list's binary heap (ordered by key1, key2, insertion number)."""
     i = info[_HEAP_SIZE]
@@ -150,7 +150,10 @@ def _push(heap, info, k1, k2, node):
             and (heap[parent, 1] < k2 or (heap[parent, 1] == k2 and heap[parent, 2] < seq))
         ):
             break
-        heap[i, :] = heap[parent, :]
+        heap[i, 0] = heap[parent, 0]
+        heap[i, 1] = heap[parent, 1]
+        heap[i, 2] = heap[parent, 2]
+        heap[i, 3] = heap[parent, 3]
         i = parent
     heap[i, 0] = k1
     heap[i, 1] = k2
@@ -158,7 +161,7 @@ def _push(heap, info, k1, k2, node):
     heap[i, 3] = node
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pop(heap, info):
     """Pop the open list's minimum; returns its node."""
     node = int(heap[0, 3])
@@ -188,7 +191,10 @@ def _pop(heap, info):
                 and (k2 < heap[child, 1] or (k2 == heap[child, 1] and seq < heap[child, 2]))
             ):
                 break
-            heap[i, :] = heap[child, :]
+            heap[i, 0] = heap[child, 0]
+            heap[i, 1] = heap[child, 1]
+            heap[i, 2] = heap[child, 2]
+            heap[i, 3] = heap[child, 3]
             i = child
         heap[i, 0] = k1
         heap[i, 1] = k2
@@ -197,7 +203,7 @@ def _pop(heap, info):
     return node
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _evaluate(words, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, goal, goal_neg, step):
     """Value of one state under a built-in heuristic (inf for a dead end)."""
     if kind == HFF:
@@ -215,7 +221,7 @@ def _evaluate(words, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx,
     return np.inf if h < 0 else float(h)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _apply_pending(e, n_values, astar):
     """Insert the successors of the expansion in progress in generation order: evaluated ones
     with their value (dead ends marked), re-inserted ones with their new key. Only the first
@@ -297,7 +303,7 @@ def _start(
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _hash(words):
     """splitmix64-style mixing of the state's words."""
     x = np.uint64(0x9E3779B97F4A7C15)
