@@ -16,7 +16,7 @@ from numba import njit
 _ONE = np.uint64(1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def holds(words, f):
     """True when fact `f` is set in the packed state `words`."""
     return (words[f >> 6] >> np.uint64(f & 63)) & _ONE != 0
@@ -24,6 +24,7 @@ def holds(words, f):
 
 @njit(cache=True)
 def is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
+    """True when action `a`'s preconditions hold in `words` (one action; see `action_mask`)."""
     for k in range(pre_ptr[a], pre_ptr[a + 1]):
         if not holds(words, pre_idx[k]):
             return False
@@ -34,30 +35,37 @@ def is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
 
 
 @njit(cache=True)
-def applicable_actions(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
-    """Indices of the actions whose preconditions hold in `words` (ascending)."""
-    n_actions = pre_ptr.shape[0] - 1
-    out = np.empty(n_actions, dtype=np.int32)
-    k = 0
-    for a in range(n_actions):
-        if is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
-            out[k] = a
-            k += 1
-    return out[:k]
-
-
-@njit(cache=True)
 def action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
-    """int8 vector over all actions: 1 where applicable."""
+    """int8 vector over all actions: 1 where applicable.
+
+    The test is written out here rather than calling `is_applicable` per action: numba's call
+    (even inlined, with its early returns) made this ten times slower, and the environment calls
+    it on every step."""
     n_actions = pre_ptr.shape[0] - 1
     out = np.zeros(n_actions, dtype=np.int8)
     for a in range(n_actions):
-        if is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
+        ok = True
+        for k in range(pre_ptr[a], pre_ptr[a + 1]):
+            if not holds(words, pre_idx[k]):
+                ok = False
+                break
+        if ok:
+            for k in range(neg_ptr[a], neg_ptr[a + 1]):
+                if holds(words, neg_idx[k]):
+                    ok = False
+                    break
+        if ok:
             out[a] = 1
     return out
 
 
 @njit(cache=True)
+def applicable_actions(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
+    """Indices of the actions whose preconditions hold in `words` (ascending)."""
+    return np.flatnonzero(action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx)).astype(np.int32)
+
+
+@njit(cache=True, inline="always")
 def _apply_into(src, dst, a, add_ptr, add_idx, del_ptr, del_idx):
     for w in range(src.shape[0]):
         dst[w] = src[w]
