@@ -63,13 +63,24 @@ def resolve_task(domain: str, problem: str | None, params: dict, seed: int) -> C
     return load_task(domain_path, problem)
 
 
+def _positive_int(text: str) -> int:
+    """argparse type of ``--max-evaluations``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pddlgym_sl.plan", description=__doc__.split("\n")[0])
     parser.add_argument("domain", help="domain file, or a bundled domain name")
     parser.add_argument("problem", nargs="?", help="problem file (omit to generate one for a bundled domain)")
     parser.add_argument("--heuristic", default="hff", help="heuristic name (default: hff)")
     parser.add_argument("--search", default="gbfs", choices=sorted(SEARCHES), help="search algorithm")
-    parser.add_argument("--max-evaluations", type=int, default=10_000, help="evaluation budget")
+    parser.add_argument("--max-evaluations", type=_positive_int, default=10_000, help="evaluation budget")
     parser.add_argument("--param", action="append", default=[], help="generator parameter key=value")
     parser.add_argument("--seed", type=int, default=1, help="generator seed")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -82,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.json:
         print(json.dumps(result.to_dict()))
-        return 0
+        return 0 if result.solved else 1
     print(f"task: {task!r}")
     if result.solved:
         print(f"plan ({result.cost} steps):")

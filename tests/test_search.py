@@ -153,6 +153,27 @@ def test_plan_cli_json(write_problem, capsys):
     assert out["solved"] and out["cost"] == len(out["plan"]) and out["plan"][0].startswith("(")
 
 
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_plan_cli_exits_1_without_a_plan(write_problem, capsys, json_flag):
+    """Exit status 1 when no plan is found (here: a proven-unsolvable problem), with or without
+    --json, as the module docstring documents."""
+    problem = str(write_problem(GRIPPER_UNSOLVABLE))
+    assert plan_main([str(DOMAINS / "gripper" / "domain.pddl"), problem, *json_flag]) == 1
+    if json_flag:
+        assert json.loads(capsys.readouterr().out)["solved"] is False
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "ten"])
+def test_plan_cli_rejects_bad_budgets(write_problem, capsys, budget):
+    from tests.problems import FERRY_3_2
+
+    args = [str(DOMAINS / "ferry" / "domain.pddl"), str(write_problem(FERRY_3_2))]
+    with pytest.raises(SystemExit) as exc:
+        plan_main([*args, "--max-evaluations", budget])
+    assert exc.value.code == 2
+    assert "--max-evaluations" in capsys.readouterr().err
+
+
 def test_plan_cli_reports_bad_files(tmp_path, capsys):
     bad = tmp_path / "bad.pddl"
     bad.write_text("(define (problem p) (:domain ferry")
