@@ -42,6 +42,11 @@ class GroundingError(PDDLError):
     """The problem cannot be turned into a compiled STRIPS task (e.g. it is for another domain)."""
 
 
+class InputLimitError(PDDLError):
+    """An input exceeds a configured limit (file size, ...); the message names the limit and how
+    to raise it."""
+
+
 class PlanError(PDDLError):
     """A plan does not apply to its task or does not reach the goal."""
 

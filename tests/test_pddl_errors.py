@@ -10,6 +10,7 @@ the task whose reachable part pyperplan's own parser and grounder give.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import re
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pddlgym_sl import load_task
 from pddlgym_sl.errors import (
     ConfigError,
     GroundingError,
+    InputLimitError,
     ParseError,
     PDDLError,
     SemanticError,
@@ -272,8 +274,35 @@ def test_missing_file_and_directory_are_pddl_errors(tmp_path: Path) -> None:
     with pytest.raises(PDDLError) as info:
         parse_domain(tmp_path / "nope.pddl")
     assert "file not found" in str(info.value)
-    with pytest.raises(PDDLError):
+    with pytest.raises(PDDLError, match="is a directory"):
         parse_domain(tmp_path)
+
+
+def test_files_that_are_not_regular_files_are_refused_before_reading(tmp_path: Path) -> None:
+    """A FIFO would block a read forever, /dev/zero never ends, a symlink loop never resolves:
+    each is a PDDLError naming the file, raised without opening it."""
+    fifo = tmp_path / "fifo.pddl"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.pddl"
+    loop.symlink_to(loop)
+    for path, cause in ((fifo, "a FIFO"), (Path("/dev/zero"), "a device"), (loop, "symbolic link loop")):
+        with pytest.raises(PDDLError, match=cause) as info:
+            parse_domain(path)
+        assert info.value.file == str(path)
+
+
+def test_file_size_limit_is_enforced_and_configurable(tmp_path: Path, monkeypatch) -> None:
+    domain = TINY / "typed_domain.pddl"
+    size = domain.stat().st_size
+    monkeypatch.setenv("PDDLGYM_SL_MAX_FILE_BYTES", str(size - 1))
+    with pytest.raises(InputLimitError, match="PDDLGYM_SL_MAX_FILE_BYTES") as info:
+        parse_domain(domain)
+    assert info.value.file == str(domain)
+    monkeypatch.setenv("PDDLGYM_SL_MAX_FILE_BYTES", str(size))
+    parse_domain(domain)
+    monkeypatch.setenv("PDDLGYM_SL_MAX_FILE_BYTES", "lots")
+    with pytest.raises(ConfigError):
+        parse_domain(domain)
 
 
 def test_problem_needs_a_parsed_domain() -> None:

@@ -10,23 +10,66 @@ Two stages, each reporting through `PDDLError` with the source file (and line wh
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 
-from pddlgym_sl.errors import ConfigError, ParseError, PDDLError
+from pddlgym_sl.errors import ConfigError, InputLimitError, ParseError, PDDLError
 from pddlgym_sl.pddl.reader import read
 from pddlgym_sl.pddl.schema import Domain, Problem
 from pddlgym_sl.pddl.validate import check_domain, check_problem
 
+MAX_FILE_BYTES_VAR = "PDDLGYM_SL_MAX_FILE_BYTES"
+DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Largest PDDL file read (64 MiB, far above any IPC task); ``$PDDLGYM_SL_MAX_FILE_BYTES`` changes it."""
+
+
+def max_file_bytes() -> int:
+    """The file-size limit in force (`DEFAULT_MAX_FILE_BYTES` unless the environment sets one)."""
+    raw = os.environ.get(MAX_FILE_BYTES_VAR)
+    if raw is None:
+        return DEFAULT_MAX_FILE_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"${MAX_FILE_BYTES_VAR} must be a whole number of bytes, not {raw!r}") from None
+    if value < 1:
+        raise ConfigError(f"${MAX_FILE_BYTES_VAR} must be positive, not {value}")
+    return value
+
 
 def _read_text(path: str | Path) -> str:
-    """The file's text; `PDDLError` when unreadable, `ParseError` (with line) when not UTF-8."""
+    """The file's text; `PDDLError` when missing, not a regular file or unreadable,
+    `InputLimitError` when larger than `max_file_bytes`, `ParseError` (with line) when not UTF-8.
+
+    The kind of file is checked before it is opened (a FIFO would block forever, ``/dev/zero``
+    never ends) and at most the limit plus one byte is read, so no input costs more memory than
+    the limit."""
     path = Path(path)
+    limit = max_file_bytes()
     try:
-        data = path.read_bytes()
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         raise PDDLError("file not found", file=path) from None
     except OSError as exc:
+        why = "a symbolic link loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise PDDLError(f"cannot read file ({why})", file=path) from None
+    if stat.S_ISDIR(mode):
+        raise PDDLError("is a directory, not a PDDL file", file=path)
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise PDDLError(f"not a regular file ({kind})", file=path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as exc:
         raise PDDLError(f"cannot read file ({exc.strerror or exc})", file=path) from None
+    if len(data) > limit:
+        raise InputLimitError(
+            f"larger than the {limit:,}-byte limit for PDDL files (set ${MAX_FILE_BYTES_VAR} to raise it)",
+            file=path,
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
