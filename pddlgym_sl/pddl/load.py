@@ -21,8 +21,10 @@ from pddlgym_sl.pddl.schema import Domain, Problem
 from pddlgym_sl.pddl.validate import check_domain, check_problem
 
 MAX_FILE_BYTES_VAR = "PDDLGYM_SL_MAX_FILE_BYTES"
-DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
-"""Largest PDDL file read (64 MiB, far above any IPC task); ``$PDDLGYM_SL_MAX_FILE_BYTES`` changes it."""
+DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+"""Largest PDDL file read: 8 MiB, six times the largest IPC 2023 LT task (1.4 MB); reading costs up to
+about 120 bytes of memory per byte of input, so this bounds a file at about 1 GB. Change it with
+``$PDDLGYM_SL_MAX_FILE_BYTES``."""
 
 
 def max_file_bytes() -> int:
