@@ -6,13 +6,18 @@
   written with `torch.save` and read with ``torch.load(weights_only=True)`` (tensors, numbers,
   strings, lists and dicts only).
 
-Every file is written atomically (temporary file + rename).
+Every file is written atomically (temporary file + rename); temporary files that an interrupted
+write left behind are removed by the next save of the same file. Every load failure is a
+`CheckpointError` naming the file and what is wrong with it (missing, a directory, truncated,
+corrupt, pickled objects other than plain data, weights that do not fit the model); nothing
+suggests unpickling.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -20,31 +25,102 @@ import torch
 from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_save
 
+from agents.errors import AgentError
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
+
+
+class CheckpointError(AgentError):
+    """A checkpoint or run-directory file cannot be loaded (the message names the file and why)."""
+
+
+def _read_bytes(path: Path) -> bytes:
+    path = Path(path)
+    if path.is_dir():
+        raise CheckpointError("is a directory where a checkpoint file belongs", file=path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise CheckpointError("not found", file=path) from None
+    except OSError as exc:
+        raise CheckpointError(f"cannot read it ({exc.strerror or exc})", file=path) from None
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete the temporary files of earlier interrupted writes of `path` (`atomic_write_bytes`
+    names them ``.<name>.<random>.tmp`` beside it)."""
+    path = Path(path)
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
 
 
 def save_weights(path: Path, model: torch.nn.Module) -> None:
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    _remove_stale_temporaries(path)
     atomic_write_bytes(path, safetensors_save(state))
 
 
 def load_weights(path: Path, model: torch.nn.Module) -> None:
-    model.load_state_dict(safetensors_load(Path(path).read_bytes()))
+    """Load safetensors weights into `model`; `CheckpointError` when corrupt or not its weights."""
+    data = _read_bytes(path)
+    try:
+        state = safetensors_load(data)
+    except Exception as exc:  # safetensors raises its own error types, and OverflowError/ValueError
+        raise CheckpointError(f"not a valid safetensors file ({exc})", file=path) from None
+    try:
+        model.load_state_dict(state)
+    except (RuntimeError, KeyError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise CheckpointError(f"the weights do not fit the model ({first})", file=path) from None
 
 
 def save_training_state(path: Path, state: dict[str, Any]) -> None:
     buffer = io.BytesIO()
     torch.save(state, buffer)
+    _remove_stale_temporaries(path)
     atomic_write_bytes(path, buffer.getvalue())
 
 
 def load_training_state(path: Path) -> dict[str, Any]:
-    return torch.load(path, map_location="cpu", weights_only=True)
+    """The training state saved by `save_training_state` (plain data only; nothing unpickled
+    runs code); `CheckpointError` when the file is missing, truncated, corrupt or holds objects."""
+    data = _read_bytes(path)
+    if not data:
+        raise CheckpointError("empty file (an interrupted write?)", file=path)
+    try:
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise CheckpointError(
+            "holds pickled objects other than tensors, numbers, strings, lists and dicts: refused "
+            "(nothing was executed); it was not written by agents.supervised",
+            file=path,
+        ) from None
+    except (RuntimeError, EOFError, ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"truncated or corrupt training state ({first})", file=path) from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"holds a {type(state).__name__}, not a training state", file=path)
+    return state
 
 
 def save_model_config(path: Path, config: dict[str, Any]) -> None:
+    _remove_stale_temporaries(path)
     atomic_write_json(path, config)
 
 
+def load_json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file of a run directory (model.json, args.json); `CheckpointError` otherwise."""
+    data = _read_bytes(path)
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CheckpointError("not UTF-8 text", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"not valid JSON ({exc.msg})", file=path, line=exc.lineno) from None
+    if not isinstance(value, dict):
+        raise CheckpointError(f"holds a JSON {type(value).__name__}, not an object", file=path)
+    return value
+
+
 def load_model_config(path: Path) -> dict[str, Any]:
-    return json.loads(Path(path).read_text())
+    return load_json_object(path)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.checkpoint import load_model_config, load_weights
+from agents.checkpoint import CheckpointError, load_model_config, load_weights
 from agents.heads import Head, make_head
 from agents.models import make_model, model_spec
 from agents.models.nlm.fast.threads import inline_kernels
@@ -59,13 +59,20 @@ class TrainedModel:
         cls, run_dir: str | Path, device: torch.device | str = "cpu", checkpoint: str = "best"
     ) -> TrainedModel:
         run_dir = Path(run_dir)
-        config = load_model_config(run_dir / "model.json")
-        model_config: dict[str, Any] = dict(config["model"])
-        name = model_config.pop("name")
-        model = make_model(name, **model_config)
+        config_file = run_dir / "model.json"
+        config = load_model_config(config_file)
+        try:
+            model_config: dict[str, Any] = dict(config["model"])
+            name = model_config.pop("name")
+            model = make_model(name, **model_config)
+            head = make_head(**config["head"])
+            domain = config["domain"]
+        except (KeyError, TypeError, ValueError) as exc:  # AgentError (a ValueError) included
+            why = f"cannot rebuild the model and head from it ({exc})"
+            raise CheckpointError(why, file=config_file) from None
         load_weights(run_dir / f"{checkpoint}.safetensors", model)
         model.to(device).eval()
-        return cls(model, make_head(**config["head"]), name, config["domain"], run_dir)
+        return cls(model, head, name, domain, run_dir)
 
 
 class LearnedHeuristic:

@@ -7,12 +7,16 @@ with a fixed input (``input.*``) and the raw outputs that code computed on it (`
 
 from __future__ import annotations
 
+import io
+import os
+import re
 from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
+from agents.checkpoint import CheckpointError, load_training_state, save_training_state
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from agents.models import HypergraphData
 from pddlgym_sl import load_task
@@ -48,3 +52,112 @@ def test_old_checkpoints_load_and_compute_the_same(name, tmp_path):
     task = load_task(FERRY, problem)
     value = LearnedHeuristic(trained, task)(task.init)
     assert torch.isfinite(torch.tensor(value))
+
+
+def _bad_run(tmp_path: Path, name: str, damage) -> Path:
+    """A copy of the stored linear run with one file damaged by `damage(run_dir)`."""
+    run = tmp_path / name
+    run.mkdir()
+    for f in ("model.json", "best.safetensors"):
+        (run / f).write_bytes((CHECKPOINTS / "linear" / f).read_bytes())
+    damage(run)
+    return run
+
+
+def _write(name: str, data: bytes):
+    return lambda run: (run / name).write_bytes(data)
+
+
+def _truncate(name: str):
+    return lambda run: (run / name).write_bytes((run / name).read_bytes()[:40])
+
+
+def _replace_by_dir(name: str):
+    def damage(run: Path) -> None:
+        (run / name).unlink()
+        (run / name).mkdir()
+
+    return damage
+
+
+BAD_RUNS = {
+    "weights missing": (lambda run: (run / "best.safetensors").unlink(), "best.safetensors: not found"),
+    "weights empty": (_write("best.safetensors", b""), "not a valid safetensors file"),
+    "weights truncated": (_truncate("best.safetensors"), "not a valid safetensors file"),
+    "weights a directory": (_replace_by_dir("best.safetensors"), "is a directory"),
+    "weights of another model": (
+        _write("best.safetensors", (CHECKPOINTS / "nlm" / "best.safetensors").read_bytes()),
+        "do not fit the model",
+    ),
+    "model.json not JSON": (_write("model.json", b"{nope"), "model.json:1: not valid JSON"),
+    "model.json a list": (_write("model.json", b"[1, 2]"), "not an object"),
+    "model.json binary": (_write("model.json", b"\xff\xfe"), "not UTF-8"),
+    "model.json without head": (
+        _write("model.json", b'{"model": {"name": "linear"}, "domain": "ferry"}'),
+        "rebuild",
+    ),
+    "model.json unknown model": (
+        _write("model.json", b'{"model": {"name": "nope"}, "head": {}, "domain": "ferry"}'),
+        "rebuild",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_RUNS))
+def test_bad_run_directories_give_a_checkpoint_error_naming_the_file(case, tmp_path):
+    damage, message = BAD_RUNS[case]
+    run = _bad_run(tmp_path, "run", damage)
+    with pytest.raises(CheckpointError, match=message) as info:
+        TrainedModel.load(run)
+    assert info.value.file is not None and info.value.file.startswith(str(run))
+    assert "weights_only" not in str(info.value)
+
+
+class _Payload:
+    """Unpickling this would call os.system: torch.load(weights_only=True) must refuse it."""
+
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "empty file"),
+        (b"PK\x03\x04 truncated", "truncated or corrupt"),
+        ("pickle", "refused (nothing was executed)"),
+        ("list", "holds a list"),
+    ],
+)
+def test_bad_training_states_are_refused(content, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "last.pt"
+    if content == "pickle":
+        buffer = io.BytesIO()
+        torch.save({"model": _Payload()}, buffer)
+        content = buffer.getvalue()
+    elif content == "list":
+        buffer = io.BytesIO()
+        torch.save([1, 2], buffer)
+        content = buffer.getvalue()
+    path.write_bytes(content)
+    with pytest.raises(CheckpointError, match=re.escape(message)) as info:
+        load_training_state(path)
+    assert info.value.file == str(path) and "weights_only" not in str(info.value)
+    assert not (tmp_path / "pwned").exists()
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(CheckpointError, match="is a directory"):
+        load_training_state(path)
+
+
+def test_saving_removes_temporaries_of_interrupted_writes(tmp_path):
+    path = tmp_path / "last.pt"
+    stale = [tmp_path / ".last.pt.abc123.tmp", tmp_path / ".last.pt.zz.tmp"]
+    for s in stale:
+        s.write_bytes(b"partial")
+    other = tmp_path / ".model.json.x.tmp"
+    other.write_bytes(b"partial")
+    save_training_state(path, {"step": 3})
+    assert load_training_state(path) == {"step": 3}
+    assert not any(s.exists() for s in stale) and other.exists()

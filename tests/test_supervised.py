@@ -15,6 +15,7 @@ from safetensors.torch import load_file
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from agents.apps.supervised import Args, load_config_defaults, train
+from agents.checkpoint import CheckpointError
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 
@@ -91,3 +92,18 @@ def test_config_presets(tmp_path):
 def test_missing_dataset_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="no labelled dataset"):
         train(Args(data=tmp_path / "nothing", runs=tmp_path, steps=1, quiet=True))
+
+
+def test_resume_refuses_broken_run_files(tiny_dataset, tmp_path):
+    """A directory where last.pt belongs, or an args.json that is not the run's, is a
+    CheckpointError naming the file, never a silent restart from step 0."""
+    common = {"data": tiny_dataset, "batch_size": 32, "val_every": 5, "quiet": True, "model": "linear"}
+    run = train(Args(**common, steps=5, runs=tmp_path, name="run"))
+    (run / "last.pt").unlink()
+    (run / "last.pt").mkdir()
+    with pytest.raises(CheckpointError, match="is a directory") as info:
+        train(Args(resume=run, steps=10, quiet=True))
+    assert info.value.file == str(run / "last.pt")
+    (run / "args.json").write_text('{"no_such_field": 1}')
+    with pytest.raises(CheckpointError, match=r"args\.json"):
+        train(Args(resume=run, steps=10, quiet=True))

@@ -33,6 +33,7 @@ import torch
 import tyro
 from tqdm import tqdm
 
+from agents.checkpoint import load_json_object
 from pddlgym_sl.envs.problems import problem_files, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
@@ -145,7 +146,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     if args.run is not None:
         if not (args.run / "model.json").is_file():
             raise ConfigError(f"{args.run} is not a trained run (no model.json)")
-        run_args = json.loads((args.run / "args.json").read_text())
+        run_args = load_json_object(args.run / "args.json")
     domain = args.domain or run_args.get("domain")
     if domain is None:
         raise ConfigError("--domain is needed with --heuristic")

@@ -34,6 +34,8 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from agents.checkpoint import (
+    CheckpointError,
+    load_json_object,
     load_training_state,
     load_weights,
     save_model_config,
@@ -200,11 +202,15 @@ _PATH_FIELDS = ("data", "runs", "resume", "config")
 
 
 def _stored_args(run_dir: Path) -> Args:
-    stored = json.loads((run_dir / "args.json").read_text())
+    path = run_dir / "args.json"
+    stored = load_json_object(path)
     for key in _PATH_FIELDS:
         if stored.get(key) is not None:
             stored[key] = Path(stored[key])
-    return Args(**stored)
+    try:
+        return Args(**stored)
+    except TypeError as exc:
+        raise CheckpointError(f"not the arguments of an agents.supervised run ({exc})", file=path) from None
 
 
 def train(args: Args) -> Path:
@@ -224,8 +230,14 @@ def train(args: Args) -> Path:
     device = resolve_device(args.device)
     trainer = Trainer(args, run_dir, device)
     run_dir.mkdir(parents=True, exist_ok=True)
-    if args.resume is not None and (run_dir / "last.pt").is_file():
-        trainer.restore(load_training_state(run_dir / "last.pt"))
+    last = run_dir / "last.pt"
+    if args.resume is not None and (last.exists() or last.is_symlink()):  # a directory there is an error
+        state = load_training_state(last)
+        try:
+            trainer.restore(state)
+        except (KeyError, RuntimeError, ValueError, TypeError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CheckpointError(f"the training state does not fit this run ({first})", file=last) from None
     stored = {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(args).items()}
     atomic_write_json(run_dir / "args.json", {**stored, "resume": None})
     save_model_config(run_dir / "model.json", trainer.model_config)
