@@ -9,7 +9,12 @@ module only locates the wheel's driver script ``fast-downward.py`` (without impo
     run.plan, run.cost, run.expansions, run.initial_h["lmcut"]
 
 Every run happens in a fresh temporary directory (the driver writes ``output.sas`` and
-``sas_plan`` to its working directory), which is removed afterwards whatever happens. Failures
+``sas_plan`` to its working directory), which is removed afterwards whatever happens; its name
+carries our process id, so that the directory of a process that was killed (``kill -9`` leaves
+no chance to clean up) is removed by the next run. The planner's processes stay in our process
+group, so killing the group (Ctrl-C, ``kill -9 -PGID``, a job scheduler) ends them too; on Linux
+the driver also gets SIGKILL when our process dies (``PR_SET_PDEATHSIG``). The wall-clock guard
+kills the driver and every process under it. Failures
 that are the planner's business (timeout, out of memory, unsolvable) are reported in the
 returned `FDRun`; a missing planner, unreadable input or a crash raises `SolverError`.
 Set the environment variable ``PDDLGYM_SL_FD_DRIVER`` to the path of a ``fast-downward.py`` to
@@ -18,10 +23,13 @@ use another Fast Downward build.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import importlib.util
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -232,7 +240,8 @@ def run_fast_downward(
         search,
     ]
     guard = None if time_limit is None else 3 * time_limit + 30
-    with tempfile.TemporaryDirectory(prefix="pddlgym_sl_fd_") as tmp:
+    _remove_orphaned_workdirs()
+    with tempfile.TemporaryDirectory(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}_") as tmp:
         workdir = Path(tmp)
         start = time.perf_counter()
         try:
@@ -243,7 +252,7 @@ def run_fast_downward(
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 text=True,
-                start_new_session=True,  # own process group: the guard kills translator/search too
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
         except OSError as exc:
             raise SolverError(f"cannot start Fast Downward ({exc})") from None
@@ -252,10 +261,10 @@ def run_fast_downward(
             log, _ = proc.communicate(timeout=guard)
         except subprocess.TimeoutExpired:
             killed = True
-            _kill_group(proc)
+            _kill_tree(proc)
             log, _ = proc.communicate()
         except BaseException:
-            _kill_group(proc)
+            _kill_tree(proc)
             proc.communicate()
             raise
         wall = time.perf_counter() - start
@@ -294,11 +303,56 @@ def run_fast_downward(
     )
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+_WORKDIR_PREFIX = "pddlgym_sl_fd_"
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to SIGKILL the driver when the process that started it dies."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _remove_orphaned_workdirs() -> None:
+    """Remove the working directories of runs whose process no longer exists (killed with -9)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_WORKDIR_PREFIX}*_*"):
+        pid = path.name[len(_WORKDIR_PREFIX) :].split("_", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _descendants(pid: int) -> list[int]:
+    """Process ids under `pid` (Linux: from /proc; elsewhere none are found)."""
+    children: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat_file.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """SIGKILL the driver and every process under it (translator, search)."""
+    for pid in [*_descendants(proc.pid), proc.pid]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 #: Our heuristic names -> Fast Downward's.

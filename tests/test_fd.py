@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -110,3 +115,48 @@ def test_log_parsing_helpers():
     log = "Initial heuristic value for lmcut: 6\nInitial heuristic value for ff: infinity\n"
     assert fd.parse_initial_h(log) == {"lmcut": 6.0, "ff": math.inf}
     assert fd._killed_by(232) == 24 and fd._killed_by(-9) == 9 and fd._killed_by(23) is None
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(stat_file.parent.name))
+    return members
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_kill_9_of_the_process_group_leaves_no_planner_and_the_next_run_no_workdir(tmp_path):
+    """The planner runs in its caller's process group, so kill -9 of the group ends it; the
+    working directory the killed run could not remove is removed by the next run."""
+    root = Path(tempfile.gettempdir())
+    problem = tmp_path / "hard.pddl"
+    problem.write_text(domains.generate_problem("gripper", seed=1, balls=60))
+    code = (
+        "import tempfile, sys; tempfile.tempdir = sys.argv[1]\n"
+        "from pddlgym_sl.fd import run_fast_downward\n"
+        "run_fast_downward(sys.argv[2], sys.argv[3], 'astar(lmcut())', time_limit=120)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(root), str(domains.domain_file("gripper")), str(problem)],
+        start_new_session=True,  # its own group, so that killing the group spares pytest
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and len(_group_members(proc.pid)) < 3:  # caller, driver, planner
+        time.sleep(0.05)
+    assert len(_group_members(proc.pid)) >= 3 and _leftovers()
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and _group_members(proc.pid):
+        time.sleep(0.05)
+    assert _group_members(proc.pid) == []
+    assert _leftovers()  # the killed run had no chance to clean up ...
+    ferry = domains.domain_file("ferry")
+    problem.write_text(domains.generate_problem("ferry", seed=1, locations=2, cars=1))
+    assert run_fast_downward(ferry, problem, "astar(blind())", time_limit=60).solved
+    assert not _leftovers()  # ... the next run did
