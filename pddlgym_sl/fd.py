@@ -52,6 +52,7 @@ _OUT_OF_TIME = frozenset({2, 3, 21, 23, 24})
 _OUT_OF_MEMORY = frozenset({1, 3, 20, 22, 24})
 _EXPECTED = PLAN_FOUND | UNSOLVABLE | _OUT_OF_TIME | _OUT_OF_MEMORY | {12, 13}
 _SIGXCPU, _SIGKILL = 24, 9
+_MEMORY_FAILURE = re.compile(r"MemoryError|bad_alloc|Cannot allocate memory|failed to map segment", re.I)
 
 
 def _killed_by(returncode: int) -> int | None:
@@ -275,7 +276,14 @@ def run_fast_downward(
     # The CPU-time limit ends a component with SIGXCPU (SIGKILL one second later); a limit so
     # small that nothing is left after the driver's own start-up kills the translator at once.
     limit_hit = signal_number == _SIGXCPU or (signal_number == _SIGKILL and time_limit is not None)
-    if not killed and not limit_hit and returncode not in _EXPECTED:
+    # Under a memory limit too small for a component to start, it dies with a critical error (the
+    # translator's MemoryError gives exit code 30) instead of Fast Downward's out-of-memory code.
+    memory_hit = (
+        memory_limit_mb is not None
+        and returncode not in _EXPECTED
+        and _MEMORY_FAILURE.search(log) is not None
+    )
+    if not killed and not limit_hit and not memory_hit and returncode not in _EXPECTED:
         lines = [line for line in log.strip().splitlines() if line.strip() and not line.startswith("INFO")]
         tail = "\n".join(lines[-12:])
         raise SolverError(
@@ -297,7 +305,7 @@ def run_fast_downward(
         search_time=_last_number(r"Search time: " + _NUMBER + "s", log),
         initial_h=parse_initial_h(log),
         timed_out=killed or limit_hit or returncode in _OUT_OF_TIME,
-        out_of_memory=returncode in _OUT_OF_MEMORY,
+        out_of_memory=returncode in _OUT_OF_MEMORY or memory_hit,
         unsolvable=returncode in UNSOLVABLE,
         wall_time=wall,
     )

@@ -171,3 +171,23 @@ def test_summary_table_reads_the_manifests(ferry_split, capsys):
     assert summary.main([str(root)]) == 0
     assert "| ferry | train | 6/6 |" in capsys.readouterr().out
     assert summary.main([str(root / "nothing")]) == 2
+
+
+def test_unreadable_files_and_tiny_memory_limits_are_recorded_failures(tmp_path):
+    """A non-UTF-8 file among the user's problems is one failure naming that file (never fatal
+    to the split, never the scratch copy); a memory limit too small for the planner to start is
+    a memory_limit failure, not a crash."""
+    problems = tmp_path / "mine"
+    problems.mkdir()
+    (problems / "a-binary.pddl").write_bytes(b"(define \xff\xfe")
+    (problems / "b-easy.pddl").write_text(domains.generate_problem("ferry", seed=1, locations=2, cars=1))
+    ferry = domains.domain_file("ferry")
+    files = sorted(problems.glob("*.pddl"))
+    config = SolveConfig(time_limit=30)
+    manifest = build_split("ferry", ferry, "mine", files, tmp_path / "out", config, progress=False)
+    reasons = {r["slot"]: [f["reason"] for f in r["failures"]] for r in manifest["problems"]}
+    assert manifest["summary"]["solved"] == 1 and len(reasons["a-binary"]) == 1
+    assert str(problems / "a-binary.pddl") in reasons["a-binary"][0] and "UTF-8" in reasons["a-binary"][0]
+    tiny = SolveConfig(time_limit=30, memory_limit_mb=12)
+    manifest = build_split("ferry", ferry, "tiny", files[1:], tmp_path / "out2", tiny, progress=False)
+    assert [f["reason"] for f in manifest["problems"][0]["failures"]] == ["memory_limit"]

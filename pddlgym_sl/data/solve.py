@@ -26,6 +26,7 @@ from pddlgym_sl.data.labels import check_labels, label_plan, save_labels
 from pddlgym_sl.errors import PDDLError
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.io import atomic_write_json, atomic_write_text
+from pddlgym_sl.pddl import read_pddl_file
 from pddlgym_sl.task import CORE_VERSION, load_task
 
 SEED_STRIDE = 1000
@@ -47,14 +48,18 @@ def slot_name(slot: ProblemSpec | Path) -> str:
 
 
 def _attempts(slot: ProblemSpec | Path, retries: int):
-    """Yield (seed or None, file name, PDDL text) for each attempt of a slot."""
+    """Yield (seed or None, file name, PDDL text or the `PDDLError` of reading it) for each
+    attempt of a slot; an unreadable file is one failed attempt, never fatal to the split."""
     if isinstance(slot, ProblemSpec):
         for k in range(retries):
             spec = dataclasses.replace(slot, seed=slot.seed + SEED_STRIDE * k)
             yield spec.seed, spec.filename, domains.problem_text(spec)
     else:
         path = Path(slot)
-        yield None, path.name, path.read_text()
+        try:
+            yield None, path.name, read_pddl_file(path)
+        except PDDLError as exc:
+            yield None, path.name, exc
 
 
 def _failure_reason(run) -> str:
@@ -78,8 +83,14 @@ def solve_slot(
         record["seed"] = slot.seed
     problems_dir = split_dir / "problems"
     scratch = split_dir / "scratch"
+    # errors name the user's file (or the generated problem's name), not the scratch copy
+    source = None if isinstance(slot, ProblemSpec) else str(slot)
     for seed, filename, text in _attempts(slot, config.retries):
         attempt: dict[str, Any] = {"seed": seed, "problem": filename}
+        if isinstance(text, PDDLError):
+            attempt["reason"] = f"error: {text}"
+            record["failures"].append(attempt)
+            continue
         scratch_file = scratch / filename
         atomic_write_text(scratch_file, text)
         try:
@@ -110,7 +121,7 @@ def solve_slot(
             save_labels(split_dir / "labels" / f"{name}.npz", labels)
             label_seconds = time.perf_counter() - start
         except PDDLError as exc:  # solver crash, unreadable problem, invalid plan, failed check
-            attempt["reason"] = f"error: {exc}"
+            attempt["reason"] = "error: " + str(exc).replace(str(scratch_file), source or filename)
             record["failures"].append(attempt)
             continue
         finally:

@@ -11,6 +11,7 @@ from pddlgym_sl.pddl.load import (
     parse_domain_string,
     parse_problem,
     parse_problem_string,
+    read_pddl_file,
 )
 from pddlgym_sl.pddl.schema import Domain, DomainSchema, Problem
 
@@ -22,4 +23,5 @@ __all__ = [
     "parse_domain_string",
     "parse_problem",
     "parse_problem_string",
+    "read_pddl_file",
 ]

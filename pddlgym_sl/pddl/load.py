@@ -41,7 +41,7 @@ def max_file_bytes() -> int:
     return value
 
 
-def _read_text(path: str | Path) -> str:
+def read_pddl_file(path: str | Path) -> str:
     """The file's text; `PDDLError` when missing, not a regular file or unreadable,
     `InputLimitError` when larger than `max_file_bytes`, `ParseError` (with line) when not UTF-8.
 
@@ -95,7 +95,7 @@ def parse_domain_string(text: str, source: str = "<domain>") -> Domain:
 
 def parse_domain(path: str | Path) -> Domain:
     """Parse and validate a domain file."""
-    return parse_domain_string(_read_text(path), source=str(path))
+    return parse_domain_string(read_pddl_file(path), source=str(path))
 
 
 def parse_problem_string(text: str, domain: Domain, source: str = "<problem>") -> Problem:
@@ -110,4 +110,4 @@ def parse_problem_string(text: str, domain: Domain, source: str = "<problem>") -
 
 def parse_problem(path: str | Path, domain: Domain) -> Problem:
     """Parse and validate a problem file against an already parsed `domain`."""
-    return parse_problem_string(_read_text(path), domain, source=str(path))
+    return parse_problem_string(read_pddl_file(path), domain, source=str(path))
