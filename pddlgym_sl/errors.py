@@ -55,5 +55,10 @@ class SolverError(PDDLError):
     """An external solver (Fast Downward) is missing or failed."""
 
 
+class ActionTypeError(PDDLError, TypeError):
+    """An environment action that is not an integer (Gymnasium's `Discrete` accepts Python and
+    numpy integers and 0-d integer arrays only); it is refused rather than truncated."""
+
+
 class ConfigError(PDDLError, ValueError):
     """Bad arguments: unknown domain, split, observation type, heuristic name, missing files, ..."""

@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 import pddlgym_sl
 from pddlgym_sl.envs import ENV_IDS
 from pddlgym_sl.envs.pddl_env import PDDLEnv
-from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.errors import ActionTypeError, ConfigError
 from pddlgym_sl.heuristics import make_heuristic
 from tests.problems import DOMAINS, FERRY_3_2, GRIPPER_2, ROOT
 
@@ -152,6 +152,21 @@ def test_invalid_actions_are_no_ops(ferry_env):
         assert ferry_env.state == before
         assert data_equivalence(obs, obs0, exact=True)
         np.testing.assert_array_equal(info["action_mask"], info0["action_mask"])
+
+
+def test_non_integer_actions_are_refused_not_truncated(ferry_env):
+    ferry_env.reset(seed=0)
+    before = ferry_env.state
+    applicable = int(np.flatnonzero(ferry_env.action_masks())[0])
+    for bad in (applicable + 0.9, float(applicable), str(applicable), np.array([applicable]), None, 1j):
+        assert not ferry_env.action_space.contains(bad)
+        with pytest.raises(ActionTypeError, match="must be an integer"):
+            ferry_env.step(bad)
+        assert ferry_env.state == before
+    for good in (applicable, np.int64(applicable), np.array(applicable, dtype=np.int32)):
+        ferry_env.reset(seed=0)
+        _, _, _, _, info = ferry_env.step(good)
+        assert info["invalid_action"] is False
 
 
 def test_action_mask_is_the_applicable_set(write_problem):
@@ -344,3 +359,12 @@ def test_bad_kwargs_through_gym_make_and_reset():
     with pytest.raises(ConfigError, match="out of range"):
         env.reset(options={"problem": 5})
     assert issubclass(ConfigError, ValueError)
+
+
+def test_nlm_observation_accepts_spaced_objects_section(write_problem):
+    """``( :objects ...`` is valid PDDL: the object count used for padding must see it."""
+    text = FERRY_3_2.replace("(:objects", "( :objects")
+    assert "( :objects" in text
+    env = PDDLEnv(domain="ferry", problems=[write_problem(text, "spaced.pddl")], obs="nlm", heuristics=())
+    obs, _ = env.reset(seed=0)
+    assert obs["object_mask"].sum() == len(env.task.objects)

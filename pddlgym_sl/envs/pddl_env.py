@@ -14,7 +14,7 @@ from gymnasium.error import ResetNeeded
 from pddlgym_sl import successors as _k
 from pddlgym_sl.envs.encoders import ENCODERS, Schema, make_encoder
 from pddlgym_sl.envs.problems import ProblemSet, count_objects, resolve_problems
-from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.errors import ActionTypeError, ConfigError, PDDLError
 from pddlgym_sl.task import CompiledTask, State, load_task
 
 __all__ = ["ALL_HEURISTICS", "PDDLEnv"]
@@ -55,7 +55,10 @@ class PDDLEnv(gym.Env):
     ``info["action_mask"]`` (int8, 1 = applicable) and the `action_masks` method (bool, for
     sb3-contrib's MaskablePPO) give the applicable actions. An action that is not applicable, or
     not an action of the current problem at all (out of range), is a **no-op**: the state stays,
-    the reward is -1 and ``info["invalid_action"]`` is True.
+    the reward is -1 and ``info["invalid_action"]`` is True. An action that is not an integer
+    (``9.9``, ``"9"``, an array of several values) raises `pddlgym_sl.errors.ActionTypeError` (a
+    `TypeError`): Python and numpy integers and 0-d integer arrays are actions, as for
+    Gymnasium's ``Discrete.contains``; nothing is truncated or parsed.
 
     ## Observation Space
 
@@ -261,7 +264,7 @@ class PDDLEnv(gym.Env):
         words = self._words
         if words is None:
             raise ResetNeeded("call reset() before step()")
-        a = int(action)
+        a = _action_index(action)
         if 0 <= a < self._n_actions and self._mask[a]:
             words = _k.apply_action(words, a, *self._eff)
             self._words = words
@@ -335,3 +338,14 @@ def _check_heuristics(heuristics: Sequence[str] | str | None) -> tuple[str, ...]
             f"expected names from {', '.join(HEURISTICS)}"
         )
     return tuple(dict.fromkeys(names))
+
+
+def _action_index(action: Any) -> int:
+    """`action` as an int when it is one (Python or numpy integer, 0-d integer array), else
+    `ActionTypeError`; the same test as Gymnasium's ``Discrete.contains`` minus the range."""
+    if isinstance(action, int):
+        return int(action)
+    is_array = isinstance(action, np.generic | np.ndarray)
+    if is_array and np.issubdtype(action.dtype, np.integer) and action.shape == ():
+        return int(action)
+    raise ActionTypeError(f"an action must be an integer, not {action!r} ({type(action).__name__})")

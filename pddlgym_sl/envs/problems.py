@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import domains
-from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.pddl import read_pddl_file
 
 __all__ = [
     "ProblemSet",
@@ -207,22 +208,21 @@ def resolve_problems(
     return pset
 
 
+_OBJECTS = re.compile(r"\(\s*:objects\b")
+
+
 def count_objects(problem_file: str | Path, n_constants: int = 0) -> int:
     """Object count of a problem file from a scan of its ``:objects`` section, plus `n_constants`.
 
     A cheap upper bound for padding (a name listed twice is counted once); the environment checks
     it against the compiled task and raises if a problem turns out larger.
     """
-    path = Path(problem_file)
-    try:
-        text = _COMMENT.sub("", path.read_text(encoding="utf-8", errors="replace")).lower()
-    except OSError as exc:
-        raise PDDLError(f"cannot read file ({exc.strerror or exc})", file=path) from None
-    start = text.find("(:objects")
-    if start < 0:
+    text = _COMMENT.sub("", read_pddl_file(problem_file)).lower()
+    found = _OBJECTS.search(text)  # "( :objects" is valid PDDL too
+    if found is None:
         return n_constants
-    end = text.find(")", start)
-    tokens = text[start + len("(:objects") : end if end >= 0 else None].split()
+    end = text.find(")", found.end())
+    tokens = text[found.end() : end if end >= 0 else None].split()
     names, skip = set(), False
     for tok in tokens:
         if skip:
