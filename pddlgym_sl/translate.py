@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pddlgym_sl.errors import GroundingError, PDDLError, UnsupportedRequirementError
+from pddlgym_sl.ground_size import check_ground_size
 from pddlgym_sl.pddl.schema import Domain, Problem
 
 __all__ = ["FDRTask", "Operator", "translate"]
@@ -163,7 +164,10 @@ def translate(domain: Domain, problem: Problem) -> FDRTask:
             translator supports negative goals only on atoms that form a variable of their own).
         GroundingError: the translator failed for another reason (a bug on our side: validation
             should have caught the input).
+        InputLimitError: an action schema may have more ground instances than
+            `pddlgym_sl.ground_size.max_ground_actions` allows (checked before grounding).
     """
+    check_ground_size(domain, problem)  # before the translator can take unbounded memory
     parsing_functions, normalize, main, variable_order = _fd()
     source = problem.source
     dom_tree, prob_tree = _trees_for_translator(domain, problem)

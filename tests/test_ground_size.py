@@ -1,0 +1,73 @@
+"""The ground-size bound checked before grounding: an upper bound on what the translator grounds,
+tight on the IPC 2023 LT tasks, and a typed refusal of a task that would not fit in memory."""
+
+from __future__ import annotations
+
+import pytest
+
+import domains
+from pddlgym_sl import load_task
+from pddlgym_sl.errors import InputLimitError
+from pddlgym_sl.ground_size import DEFAULT_MAX_GROUND_ACTIONS, schema_bounds
+from pddlgym_sl.pddl import parse_domain, parse_domain_string, parse_problem, parse_problem_string
+from tests.fd_reference import IPC, IPC_DOMAINS
+
+# 300 bytes of domain whose one action has 40^7 instances: the translator would try them all
+EXPLOSIVE_DOMAIN = """(define (domain boom) (:requirements :strips)
+ (:predicates (p ?a) (q ?a ?b ?c ?d ?e ?f ?g))
+ (:action go :parameters (?a ?b ?c ?d ?e ?f ?g) :precondition (p ?a)
+  :effect (q ?a ?b ?c ?d ?e ?f ?g)))"""
+
+
+def _explosive_problem(n: int) -> str:
+    objects = " ".join(f"o{i}" for i in range(n))
+    init = " ".join(f"(p o{i})" for i in range(n))
+    goal = "(q o0 o0 o0 o0 o0 o0 o0)"
+    return f"(define (problem boom{n}) (:domain boom) (:objects {objects}) (:init {init}) (:goal {goal}))"
+
+
+def test_explosive_task_is_refused_quickly_with_the_schema_and_bound(tmp_path):
+    domain_file, problem_file = tmp_path / "d.pddl", tmp_path / "p.pddl"
+    domain_file.write_text(EXPLOSIVE_DOMAIN)
+    problem_file.write_text(_explosive_problem(40))
+    with pytest.raises(InputLimitError, match=r"'go' may have up to 163,840,000,000 ground") as info:
+        load_task(domain_file, problem_file)  # refused before the translator starts grounding
+    assert info.value.file == str(problem_file)
+    assert "PDDLGYM_SL_MAX_GROUND_ACTIONS" in str(info.value)
+
+
+def test_the_limit_is_configurable(tmp_path, monkeypatch):
+    domain_file, problem_file = tmp_path / "d.pddl", tmp_path / "p.pddl"
+    domain_file.write_text(EXPLOSIVE_DOMAIN)
+    problem_file.write_text(_explosive_problem(3))  # 3^7 = 2,187 instances
+    assert len(load_task(domain_file, problem_file).actions) > 0
+    monkeypatch.setenv("PDDLGYM_SL_MAX_GROUND_ACTIONS", "2000")
+    with pytest.raises(InputLimitError, match="2,187"):
+        load_task(domain_file, problem_file)
+
+
+def test_static_preconditions_tighten_the_bound():
+    domain = parse_domain_string(EXPLOSIVE_DOMAIN)
+    text = _explosive_problem(5).replace("(p o3) (p o4)", "")
+    assert schema_bounds(domain, parse_problem_string(text, domain)) == {"go": 3 * 5**6}
+
+
+@pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
+@pytest.mark.parametrize("domain_name", IPC_DOMAINS)
+def test_bound_covers_what_is_grounded_and_admits_every_ipc_task(domain_name):
+    domain_file = IPC / domain_name / "domain.pddl"
+    domain = parse_domain(domain_file)
+    for problem_file in sorted((IPC / domain_name).glob("*/*.pddl")):
+        bounds = schema_bounds(domain, parse_problem(problem_file, domain))
+        assert max(bounds.values()) * 10 < DEFAULT_MAX_GROUND_ACTIONS, problem_file
+    task = load_task(domain_file, IPC / domain_name / "training" / "p30.pddl")
+    bounds = schema_bounds(domain, parse_problem(task.problem_file, domain))
+    for name, bound in bounds.items():
+        assert sum(a.startswith(f"({name} ") or a == f"({name})" for a in task.actions) <= bound, name
+
+
+def test_paper_domains_are_far_below_the_limit():
+    for name, params in {"blocksworld": {"blocks": 16}, "ferry": {"locations": 14, "cars": 14}}.items():
+        domain = parse_domain(domains.domain_file(name))
+        text = domains.generate_problem(name, seed=1, **params)
+        assert max(schema_bounds(domain, parse_problem_string(text, domain)).values()) < 10**5
