@@ -370,3 +370,12 @@ def test_typed_fixture_uses_hierarchy_constants_and_either() -> None:
     assert "(marked depot)" in task.facts
     assert "(mark-depot)" in task.actions
     assert "(load p1 t1 a)" in task.actions
+
+
+def test_deep_type_hierarchy_is_refused() -> None:
+    chain = " ".join(f"t{i + 1} - t{i}" for i in range(20_000))
+    text = f"(define (domain deep) (:requirements :typing) (:types t0 - object {chain}) (:predicates))"
+    with pytest.raises(InputLimitError, match="257 levels below 'object'"):
+        parse_domain_string(text, source="deep.pddl")
+    shallow = " ".join(f"t{i + 1} - t{i}" for i in range(200))
+    parse_domain_string(f"(define (domain ok) (:requirements :typing) (:types t0 - object {shallow}))")

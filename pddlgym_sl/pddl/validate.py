@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pddlgym_sl.errors import GroundingError
+from pddlgym_sl.errors import GroundingError, InputLimitError
 from pddlgym_sl.pddl.checks import (
     CONDITION_CONSTRUCTS,
     RESERVED,
@@ -118,6 +118,10 @@ def check_domain(tree: SList, source: str | Path | None = None) -> Domain:
     )
 
 
+MAX_TYPE_DEPTH = 256
+"""Deepest type hierarchy accepted (the IPC 2023 LT domains have depth 3 at most)."""
+
+
 def _domain_types(ck: Checker, sec: SList | None) -> dict[str, str]:
     """Declared types -> parent, checked for unknown parents, duplicates and cycles."""
     if sec is None:
@@ -136,14 +140,27 @@ def _domain_types(ck: Checker, sec: SList | None) -> dict[str, str]:
     for t, parent in parents.items():
         if parent != "object" and parent not in types:
             raise ck.semantic_error(f"unknown type {parent!r} (parent of type {t!r}) in :types", parent)
+    # depth of every type (object: 0), in one pass over the hierarchy: each type is walked once
+    depth: dict[str, int] = {"object": 0}
     for start in types:
-        seen = {start}
-        t = types[start]
-        while t != "object":
-            if t in seen:
+        path: list[str] = []
+        on_path: set[str] = set()
+        t = start
+        while t not in depth:
+            if t in on_path:
                 raise ck.semantic_error(f"cyclic type hierarchy through type {start!r}", parents[start])
-            seen.add(t)
+            path.append(t)
+            on_path.add(t)
             t = types[t]
+        for k, u in enumerate(reversed(path), 1):
+            depth[u] = depth[t] + k
+            if depth[u] > MAX_TYPE_DEPTH:
+                raise InputLimitError(
+                    f"type {u!r} is {depth[u]} levels below 'object', more than the limit of "
+                    f"{MAX_TYPE_DEPTH} (every type test walks the hierarchy)",
+                    file=ck.source,
+                    line=parents[u].line,
+                )
     return types
 
 
