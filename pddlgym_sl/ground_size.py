@@ -18,11 +18,11 @@ static preconditions hold, which is what the translator grounds.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from math import prod
 
-from pddlgym_sl.errors import ConfigError, InputLimitError
+from pddlgym_sl.errors import InputLimitError
+from pddlgym_sl.limits import limit_from_env
 from pddlgym_sl.pddl.schema import Domain, Problem
 
 MAX_GROUND_ACTIONS_VAR = "PDDLGYM_SL_MAX_GROUND_ACTIONS"
@@ -34,16 +34,7 @@ grounded). ``$PDDLGYM_SL_MAX_GROUND_ACTIONS`` changes it."""
 
 def max_ground_actions() -> int:
     """The limit in force (`DEFAULT_MAX_GROUND_ACTIONS` unless the environment sets one)."""
-    raw = os.environ.get(MAX_GROUND_ACTIONS_VAR)
-    if raw is None:
-        return DEFAULT_MAX_GROUND_ACTIONS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"${MAX_GROUND_ACTIONS_VAR} must be a whole number, not {raw!r}") from None
-    if value < 1:
-        raise ConfigError(f"${MAX_GROUND_ACTIONS_VAR} must be positive, not {value}")
-    return value
+    return limit_from_env(MAX_GROUND_ACTIONS_VAR, DEFAULT_MAX_GROUND_ACTIONS)
 
 
 def _actions(domain: Domain) -> list[list]:

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from pddlgym_sl.errors import ConfigError, InputLimitError, ParseError, PDDLError
+from pddlgym_sl.limits import limit_from_env
 from pddlgym_sl.pddl.reader import read
 from pddlgym_sl.pddl.schema import Domain, Problem
 from pddlgym_sl.pddl.validate import check_domain, check_problem
@@ -29,16 +30,7 @@ about 120 bytes of memory per byte of input, so this bounds a file at about 1 GB
 
 def max_file_bytes() -> int:
     """The file-size limit in force (`DEFAULT_MAX_FILE_BYTES` unless the environment sets one)."""
-    raw = os.environ.get(MAX_FILE_BYTES_VAR)
-    if raw is None:
-        return DEFAULT_MAX_FILE_BYTES
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"${MAX_FILE_BYTES_VAR} must be a whole number of bytes, not {raw!r}") from None
-    if value < 1:
-        raise ConfigError(f"${MAX_FILE_BYTES_VAR} must be positive, not {value}")
-    return value
+    return limit_from_env(MAX_FILE_BYTES_VAR, DEFAULT_MAX_FILE_BYTES)
 
 
 def read_pddl_file(path: str | Path) -> str:
