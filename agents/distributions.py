@@ -279,6 +279,14 @@ def _central_regime(a: Tensor, w: Tensor, near_inf: Tensor, far_inf: Tensor) -> 
     return _Stats(k=log_z, off=off, var=var)
 
 
+def _check_location_scale(name: str, mu: Tensor, sigma: Tensor) -> None:
+    """`AgentError` unless every ``μ`` is finite and every ``σ`` finite and positive."""
+    if not bool(torch.isfinite(mu).all()):
+        raise AgentError(f"{name}: mu must be finite")
+    if not bool((torch.isfinite(sigma) & (sigma > 0)).all()):
+        raise AgentError(f"{name}: sigma must be finite and > 0")
+
+
 class Gaussian:
     r"""Normal distribution ``N(μ, σ)`` with the same interface as :class:`TruncatedGaussian`.
 
@@ -286,14 +294,15 @@ class Gaussian:
     plus a constant (section 2.2 of the paper).
 
     Args:
-        mu: location (any shape, broadcast with ``sigma``).
-        sigma: scale ``> 0``.
+        mu: location (any shape, broadcast with ``sigma``), finite.
+        sigma: scale, finite and ``> 0``.
+        validate_args: check that domain (forces a device sync).
     """
 
     def __init__(self, mu: TensorLike, sigma: TensorLike, *, validate_args: bool = False) -> None:
         (mu, sigma), self._dtype = _as_tensors(mu, sigma)
-        if validate_args and not bool((sigma > 0).all()):
-            raise AgentError("Gaussian: sigma must be > 0")
+        if validate_args:
+            _check_location_scale("Gaussian", mu, sigma)
         self.mu, self.sigma = mu, sigma
 
     @property
@@ -338,7 +347,8 @@ class TruncatedGaussian:
         sigma: pre-truncation standard deviation ``σ > 0``.
         low: lower bound ``l`` (finite, ``-1e5`` or ``-inf``).
         high: upper bound ``u > l`` (finite, ``1e5`` or ``+inf``).
-        validate_args: check ``σ > 0`` and ``l < u`` (forces a device sync).
+        validate_args: check the input domain (forces a device sync): ``μ`` finite, ``σ`` finite
+            and ``> 0``, ``l`` and ``u`` not NaN (±inf for no bound) and ``l < u``.
 
     Shapes: all arguments broadcast to a common ``batch_shape``; ``log_prob(x)`` broadcasts ``x``
     against it.  Outputs have the promoted floating dtype of the inputs.
@@ -355,8 +365,9 @@ class TruncatedGaussian:
     ) -> None:
         (mu, sigma, low, high), self._dtype = _as_tensors(mu, sigma, low, high)
         if validate_args:
-            if not bool((sigma > 0).all()):
-                raise AgentError("TruncatedGaussian: sigma must be > 0")
+            _check_location_scale("TruncatedGaussian", mu, sigma)
+            if bool(torch.isnan(low).any() | torch.isnan(high).any()):
+                raise AgentError("TruncatedGaussian: low and high must not be NaN (use ±inf for no bound)")
             if not bool((low < high).all()):
                 raise AgentError("TruncatedGaussian: low must be < high")
         self.mu, self.sigma, self.low, self.high = mu, sigma, low, high

@@ -217,6 +217,21 @@ def test_validate_args() -> None:
         TruncatedGaussian(0.0, 1.0, 1.0, 1.0, validate_args=True)
     with pytest.raises(ValueError, match="sigma"):
         Gaussian(0.0, 0.0, validate_args=True)
+    # the documented input domain: finite mu, finite positive sigma, bounds not NaN
+    nan, inf = float("nan"), float("inf")
+    for mu, sigma, low, high, what in [
+        (0.0, inf, 0.0, 1.0, "sigma"),
+        (0.0, nan, 0.0, 1.0, "sigma"),
+        (nan, 1.0, 0.0, 1.0, "mu"),
+        (inf, 1.0, 0.0, 1.0, "mu"),
+        (0.0, 1.0, 0.0, nan, "NaN"),
+        (0.0, 1.0, nan, 1.0, "NaN"),
+    ]:
+        with pytest.raises(ValueError, match=what):
+            TruncatedGaussian(mu, sigma, low, high, validate_args=True)
+    with pytest.raises(ValueError, match="sigma"):
+        Gaussian(0.0, inf, validate_args=True)
+    TruncatedGaussian(0.0, 1.0, -inf, inf, validate_args=True)  # infinite bounds are in the domain
 
 
 # ----------------------------------------------------------------------------- gradients
