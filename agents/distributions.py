@@ -94,8 +94,17 @@ float32.  (Where ``E[x]`` is much closer to 0 than ``l``, its error is that of `
 Cost: regimes (and the far-tail evaluation) that no element needs are skipped, and the number of
 continued-fraction terms is chosen from the data; this costs a few host syncs per call on a GPU.
 
-Half-precision inputs are computed in float32 and cast back.  ``low < high`` and ``sigma > 0`` are
-required (checked only with ``validate_args=True``, since a check forces a device sync).
+Half-precision inputs are computed in float32 and cast back.
+
+Input domain (checked only with ``validate_args=True``, since a check forces a device sync; every
+input outside it raises `AgentError`): ``μ`` finite; ``σ`` finite and at least the working dtype's
+smallest normal number; ``l`` and ``u`` not NaN (``±inf`` for no bound) with ``l < u``; the finite
+bounds a representable number of ``σ`` from ``μ`` and from each other (``(l − μ)/σ``, ``(u − μ)/σ``
+and ``(u − l)/σ`` finite in the working dtype).  Inside the domain no output is NaN, and none is
+±inf unless the true value lies beyond the dtype's range (tests/test_distributions.py checks
+float32 and float64 for ``σ`` from 1e-30 to 1e30, bounds at ±inf, ±1e5 and finite, ``x`` at the
+bounds, against mpmath).  Gradients have no NaN where ``σ²`` is a normal number too (float32:
+``σ ≳ 1.1e-19``); below, ``∂(1/σ)/∂σ = −1/σ²`` overflows and meets zeros in the chain rule.
 """
 
 from __future__ import annotations
@@ -202,7 +211,8 @@ def _tail(t: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 
 class _Stats(NamedTuple):
-    """Per-regime results: ``k = log Z + p²/2``, ``off`` (mean offset) and ``var = Var/σ²``."""
+    """Per-regime results: ``k = log Z + p²/2``, ``off`` (mean offset) and ``var``: ``Var/σ²`` in the
+    A and M regimes, ``Var/(σh)²`` (in units of the squared half width) in the T regime."""
 
     k: Tensor
     off: Tensor
@@ -225,11 +235,11 @@ def _taylor(h: Tensor, c: Tensor) -> _Stats:
         s2 = s2 + _S2_COEF[k] * hn
         hn_prev, hn = hn, ch * hn - (n + 1) * h2 * hn_prev  # H_{2k+1}
         s1 = s1 + S1_COEF[k] * hn
-    s1 = h * s1
-    s2 = h2 * s2
-    off = s1 / s0
-    var = s2 / s0 - off * off
-    return _Stats(k=torch.log(2.0 * h) + torch.log(s0) - _HALF_LOG_2PI, off=off, var=var)
+    # The variance is returned in units of h² (Var/(σh)² = S2/(h² S0) − (S1/(h S0))²): Var/σ² itself is
+    # ~h²/3, which underflows float32 for σ ≳ 1e19 times the width, and σ² overflows there.
+    s1_h = s1 / s0
+    var_h = s2 / s0 - s1_h * s1_h
+    return _Stats(k=torch.log(2.0 * h) + torch.log(s0) - _HALF_LOG_2PI, off=h * s1_h, var=var_h)
 
 
 def _upper_tail_regime(a: Tensor, w: Tensor, far_inf: Tensor) -> _Stats:
@@ -280,11 +290,30 @@ def _central_regime(a: Tensor, w: Tensor, near_inf: Tensor, far_inf: Tensor) -> 
 
 
 def _check_location_scale(name: str, mu: Tensor, sigma: Tensor) -> None:
-    """`AgentError` unless every ``μ`` is finite and every ``σ`` finite and positive."""
+    """`AgentError` unless every ``μ`` is finite and every ``σ`` finite and at least the dtype's
+    smallest normal number (``1/σ`` of a subnormal ``σ`` overflows)."""
     if not bool(torch.isfinite(mu).all()):
         raise AgentError(f"{name}: mu must be finite")
-    if not bool((torch.isfinite(sigma) & (sigma > 0)).all()):
-        raise AgentError(f"{name}: sigma must be finite and > 0")
+    tiny = torch.finfo(sigma.dtype).tiny
+    if not bool((torch.isfinite(sigma) & (sigma >= tiny)).all()):
+        raise AgentError(
+            f"{name}: sigma must be finite and >= {tiny:.3g} (the smallest normal {sigma.dtype})"
+        )
+
+
+def _check_standardized(name: str, mu: Tensor, sigma: Tensor, low: Tensor, high: Tensor) -> None:
+    """`AgentError` unless the finite bounds are a finite number of ``σ`` from ``μ`` and from each
+    other in the working dtype (``μ = 1e20``, ``σ = 1e-30`` in float32 puts ``l = 0`` at ``1e50 σ``,
+    beyond float32's range, where no quantity can be formed)."""
+    with torch.no_grad():
+        for bound, what in ((low, "low"), (high, "high")):
+            z = torch.where(torch.isinf(bound), 0.0, (bound - mu) / sigma)
+            if not bool(torch.isfinite(z).all()):
+                raise AgentError(f"{name}: ({what} - mu)/sigma overflows {mu.dtype}")
+        both = torch.isfinite(low) & torch.isfinite(high)
+        width = torch.where(both, (high - low) / sigma, 0.0)
+        if not bool(torch.isfinite(width).all()):
+            raise AgentError(f"{name}: (high - low)/sigma overflows {mu.dtype}")
 
 
 class Gaussian:
@@ -295,7 +324,7 @@ class Gaussian:
 
     Args:
         mu: location (any shape, broadcast with ``sigma``), finite.
-        sigma: scale, finite and ``> 0``.
+        sigma: scale, finite and at least the dtype's smallest normal number.
         validate_args: check that domain (forces a device sync).
     """
 
@@ -347,8 +376,9 @@ class TruncatedGaussian:
         sigma: pre-truncation standard deviation ``σ > 0``.
         low: lower bound ``l`` (finite, ``-1e5`` or ``-inf``).
         high: upper bound ``u > l`` (finite, ``1e5`` or ``+inf``).
-        validate_args: check the input domain (forces a device sync): ``μ`` finite, ``σ`` finite
-            and ``> 0``, ``l`` and ``u`` not NaN (±inf for no bound) and ``l < u``.
+        validate_args: check the input domain of the module docstring (forces a device sync):
+            ``μ`` finite, ``σ`` finite and normal, ``l`` and ``u`` not NaN (±inf for no bound),
+            ``l < u``, finite bounds a representable number of ``σ`` from ``μ``.
 
     Shapes: all arguments broadcast to a common ``batch_shape``; ``log_prob(x)`` broadcasts ``x``
     against it.  Outputs have the promoted floating dtype of the inputs.
@@ -370,6 +400,7 @@ class TruncatedGaussian:
                 raise AgentError("TruncatedGaussian: low and high must not be NaN (use ±inf for no bound)")
             if not bool((low < high).all()):
                 raise AgentError("TruncatedGaussian: low must be < high")
+            _check_standardized("TruncatedGaussian", mu, sigma, low, high)
         self.mu, self.sigma, self.low, self.high = mu, sigma, low, high
 
         with torch.no_grad():
@@ -429,6 +460,8 @@ class TruncatedGaussian:
         self._p = pick(c, a, zeros)
         self._k = pick(st.k, sa.k, sm.k)
         self._moff = pick(h + st.off, sa.off, sm.off)
+        self._is_t = is_t
+        self._half = half
         self._var_std = pick(st.var, sa.var, sm.var)
 
     # ------------------------------------------------------------------ properties
@@ -446,8 +479,19 @@ class TruncatedGaussian:
 
     @property
     def variance(self) -> Tensor:
-        """``Var[x] = σ² · v`` with ``0 ≤ v ≤ 1``."""
-        return (self.sigma * self.sigma * self._var_std.clamp(0.0, 1.0)).to(self._dtype)
+        """``Var[x] = σ² · v`` with ``0 ≤ v ≤ 1`` (A, M), or ``((u − l)/2)² · v_h`` with
+        ``0 ≤ v_h ≤ 1/3`` (T; a log-concave density on an interval never exceeds the uniform's
+        variance).  Neither form squares ``σ`` alone when ``σ > 1``, so a large ``σ`` with a short
+        interval (``σ = 1e30``, ``[0, 10]``: variance 8.33) stays finite in float32."""
+        v = self._var_std
+        half = torch.where(self._is_t, self._half, 0.0)  # "safe where": no inf·0 in unused lanes
+        var_t = half * half * v.clamp(0.0, 1.0 / 3.0)
+        v = v.clamp(0.0, 1.0)
+        big = self.sigma > 1.0
+        s_big, s_small = torch.where(big, self.sigma, 1.0), torch.where(big, 1.0, self.sigma)
+        # σ·(σ·v) overflows only when the variance does; (σ·σ)·v underflows only when it does
+        var_am = torch.where(big, s_big * (s_big * v), s_small * s_small * v)
+        return torch.where(self._is_t, var_t, var_am).to(self._dtype)
 
     @property
     def stddev(self) -> Tensor:

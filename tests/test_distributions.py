@@ -24,11 +24,24 @@ INF = math.inf
 
 
 # ----------------------------------------------------------------------------- references
+def mp_erfc(x: mp.mpf) -> mp.mpf:
+    """mpmath's erfc, with the asymptotic series beyond |x| = 1e8 (mpmath's own check overflows for
+    huge arguments; there the third term is below 1e-48 of the first)."""
+    if abs(x) <= 1e8:
+        return mp.erfc(x)
+    t = abs(x)
+    tail = mp.exp(-t * t) / (t * mp.sqrt(mp.pi)) * (1 - 1 / (2 * t * t) + 3 / (4 * t**4) - 15 / (8 * t**6))
+    return tail if x > 0 else 2 - tail
+
+
 def mp_reference(mu: float, sigma: float, low: float, high: float, x: float) -> dict[str, float]:
     """Exact mean, variance, log Z and log p(x) of TN(μ, σ, l, u) with mpmath erfc."""
     finite = [abs(v - mu) / sigma for v in (low, high) if math.isfinite(v)]
-    # enough digits for the cancellations in the textbook formulas (variance loses ~α⁴)
-    dps = 70 + int(4 * math.log10(1.0 + max([1.0, *finite])))
+    # enough digits for the cancellations in the textbook formulas (variance loses ~α⁴, and
+    # ~w⁻² for a standardized width w = (u − l)/σ ≪ 1, where Var/σ² ≈ w²/12), plus ~α² for the
+    # absolute accuracy of the exponent α²/2 inside φ(α) and erfc
+    width = (high - low) / sigma if math.isfinite(high - low) else 1.0
+    dps = 70 + int(6 * math.log10(1.0 + max([1.0, *finite]))) + int(2 * max(0.0, -math.log10(width)))
     with mp.workdps(dps):
         mu_, s_ = mp.mpf(mu), mp.mpf(sigma)
 
@@ -38,11 +51,11 @@ def mp_reference(mu: float, sigma: float, low: float, high: float, x: float) -> 
         a, b = std(low), std(high)
         r2 = mp.sqrt(2)
         if a >= 0:
-            z = (mp.erfc(a / r2) - mp.erfc(b / r2)) / 2
+            z = (mp_erfc(a / r2) - mp_erfc(b / r2)) / 2
         elif b <= 0:
-            z = (mp.erfc(-b / r2) - mp.erfc(-a / r2)) / 2
+            z = (mp_erfc(-b / r2) - mp_erfc(-a / r2)) / 2
         else:
-            z = 1 - mp.erfc(b / r2) / 2 - mp.erfc(-a / r2) / 2
+            z = 1 - mp_erfc(b / r2) / 2 - mp_erfc(-a / r2) / 2
 
         def phi(t: mp.mpf) -> mp.mpf:
             return mp.mpf(0) if mp.isinf(t) else mp.npdf(t)
@@ -232,6 +245,68 @@ def test_validate_args() -> None:
     with pytest.raises(ValueError, match="sigma"):
         Gaussian(0.0, inf, validate_args=True)
     TruncatedGaussian(0.0, 1.0, -inf, inf, validate_args=True)  # infinite bounds are in the domain
+    f32 = torch.float32
+    with pytest.raises(ValueError, match="smallest normal"):  # 1/σ overflows for a subnormal σ
+        TruncatedGaussian(0.0, torch.tensor(1e-45, dtype=f32), 0.0, 1.0, validate_args=True)
+    with pytest.raises(ValueError, match="overflows"):  # l = 0 is 1e50 σ from μ: beyond float32
+        TruncatedGaussian(
+            torch.tensor(1e20, dtype=f32), torch.tensor(1e-30, dtype=f32), 0.0, 10.0, validate_args=True
+        )
+    with pytest.raises(ValueError, match="overflows"):  # (u − l)/σ = 2e38·... beyond float32
+        TruncatedGaussian(0.0, torch.tensor(1e-34, dtype=f32), -1e5, 1e5, validate_args=True)
+    TruncatedGaussian(0.0, torch.tensor(1e-30, dtype=f32), -1e5, 1e5, validate_args=True)  # in the domain
+
+
+def _dtype_extreme_cases() -> list[tuple[float, float, float, float, float]]:
+    """(μ, σ, l, u, x) inside the documented domain with σ from 1e-30 to 1e30: bounds finite, ±1e5,
+    ±inf or nearly equal, |μ| up to 1e5, x at each finite bound and at μ when inside."""
+    cases = []
+    intervals = [(0.0, 10.0), (0.0, INF), (-INF, 0.0), (0.0, 1e5), (-1e5, 3.0), (-INF, INF), (2.0, 2.5)]
+    for k in range(-30, 31, 3):
+        sigma = 10.0**k
+        for low, high in intervals:
+            for mu in (-1e5, -7.0, 0.0, 1.0, 2.25, 1e5):
+                for x in {low, high, mu}:
+                    if math.isfinite(x) and low <= x <= high:
+                        cases.append((mu, sigma, low, high, x))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_no_nan_or_spurious_inf_at_dtype_extremes(dtype: torch.dtype) -> None:
+    """Inside the documented domain (σ from 1e-30 to 1e30, bounds at ±inf, x at the bounds): no
+    NaN anywhere, no ±inf where the true value is in the dtype's range, accurate where it is
+    normal, and gradients without NaN where σ² is normal (regression: float32 variance was inf at σ = 2e19 and NaN at
+    σ = 1e30 on [0, 10], whose true variance is 8.33)."""
+    info = torch.finfo(dtype)
+    tol = {torch.float32: 1e-4, torch.float64: 1e-10}[dtype]
+    for mu, sigma, low, high, x in _dtype_extreme_cases():
+        t = [torch.tensor(v, dtype=dtype, requires_grad=True) for v in (mu, sigma, low, high)]
+        if not bool(t[2] < t[3]):
+            continue
+        xt = torch.tensor(x, dtype=dtype).clamp(t[2].detach(), t[3].detach())
+        d = TruncatedGaussian(*t, validate_args=True)
+        got = {"mean": d.mean, "var": d.variance, "logz": d.log_normalizer, "logp": d.log_prob(xt)}
+        ref = mp_reference(*(float(v.detach()) for v in t), float(xt))
+        case = (dtype, mu, sigma, low, high, x)
+        for key, value in got.items():
+            v, r = float(value.detach()), ref[key]
+            assert not math.isnan(v), (key, case)
+            if abs(r) > info.max:
+                assert math.isinf(v) and (v > 0) == (r > 0), (key, case, v, r)
+            elif abs(r) < 1e3 * info.tiny:  # below the normal range: anything that small
+                assert abs(v) < 1e4 * info.tiny, (key, case, v, r)
+            else:
+                assert math.isfinite(v), (key, case, v, r)
+                if key == "mean":
+                    scale = abs(r) + 4 * info.eps / tol * (abs(mu) + sigma)
+                else:
+                    scale = max(abs(r), 1.0) if key in ("logz", "logp") else abs(r)
+                assert abs(v - r) <= tol * scale, (key, case, v, r)
+        if sigma * sigma > info.tiny:  # gradients: documented for σ² in the normal range
+            sum(o for o in got.values() if torch.isfinite(o)).backward()
+            for p in t:
+                assert p.grad is None or not torch.isnan(p.grad), case
 
 
 # ----------------------------------------------------------------------------- gradients
