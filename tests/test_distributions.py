@@ -276,8 +276,8 @@ def _dtype_extreme_cases() -> list[tuple[float, float, float, float, float]]:
 def test_no_nan_or_spurious_inf_at_dtype_extremes(dtype: torch.dtype) -> None:
     """Inside the documented domain (σ from 1e-30 to 1e30, bounds at ±inf, x at the bounds): no
     NaN anywhere, no ±inf where the true value is in the dtype's range, accurate where it is
-    normal, and gradients without NaN where σ² is normal (regression: float32 variance was inf at σ = 2e19 and NaN at
-    σ = 1e30 on [0, 10], whose true variance is 8.33)."""
+    normal, and gradients without NaN where σ² is normal (regression: float32 variance was inf
+    at σ = 2e19 and NaN at σ = 1e30 on [0, 10], whose true variance is 8.33)."""
     info = torch.finfo(dtype)
     tol = {torch.float32: 1e-4, torch.float64: 1e-10}[dtype]
     for mu, sigma, low, high, x in _dtype_extreme_cases():
