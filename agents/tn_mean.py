@@ -28,10 +28,11 @@ from agents.distributions import (
     TAYLOR_HC,
     TAYLOR_TERMS,
 )
+from pddlgym_sl.numba_cache import CACHE
 
 __all__ = ["tn_mean"]
 
-_JIT = {"cache": True, "error_model": "numpy"}
+_JIT = {"cache": CACHE, "error_model": "numpy"}
 _CF = CF_TERMS[torch.float64]
 _CF_START = _CF[-1][0]
 _CF_T0 = np.array([t0 for t0, _ in _CF])

@@ -13,16 +13,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pddlgym_sl.numba_cache import CACHE
+
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def holds(words, f):
     """True when fact `f` is set in the packed state `words`."""
     return (words[f >> 6] >> np.uint64(f & 63)) & _ONE != 0
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
     """True when action `a`'s preconditions hold in `words` (one action; see `action_mask`)."""
     for k in range(pre_ptr[a], pre_ptr[a + 1]):
@@ -34,7 +36,7 @@ def is_applicable(words, a, pre_ptr, pre_idx, neg_ptr, neg_idx):
     return True
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
     """int8 vector over all actions: 1 where applicable.
 
@@ -59,13 +61,13 @@ def action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
     return out
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def applicable_actions(words, pre_ptr, pre_idx, neg_ptr, neg_idx):
     """Indices of the actions whose preconditions hold in `words` (ascending)."""
     return np.flatnonzero(action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx)).astype(np.int32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _apply_into(src, dst, a, add_ptr, add_idx, del_ptr, del_idx):
     for w in range(src.shape[0]):
         dst[w] = src[w]
@@ -77,7 +79,7 @@ def _apply_into(src, dst, a, add_ptr, add_idx, del_ptr, del_idx):
         dst[f >> 6] |= _ONE << np.uint64(f & 63)
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def apply_action(words, a, add_ptr, add_idx, del_ptr, del_idx):
     """Successor of `words` under action `a` (deletes first, then adds; no applicability check)."""
     out = np.empty_like(words)
@@ -85,7 +87,7 @@ def apply_action(words, a, add_ptr, add_idx, del_ptr, del_idx):
     return out
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def satisfies(words, goal, goal_neg):
     """True when every fact of `goal` holds in `words` and no fact of `goal_neg` does."""
     for k in range(goal.shape[0]):
@@ -97,7 +99,7 @@ def satisfies(words, goal, goal_neg):
     return True
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def expand(words, pre_ptr, pre_idx, neg_ptr, neg_idx, add_ptr, add_idx, del_ptr, del_idx, goal, goal_neg):
     """All successors of one state: (actions int32[k], states uint64[k, n_words], is_goal bool[k])."""
     acts = applicable_actions(words, pre_ptr, pre_idx, neg_ptr, neg_idx)

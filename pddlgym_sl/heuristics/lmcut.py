@@ -34,6 +34,7 @@ from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
 from pddlgym_sl.heuristics.relaxed_task import CutTask, cut_task, state_props
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask
 
 _UNREACHED = 0
@@ -86,7 +87,7 @@ def new_work(ct: CutTask) -> LMCutWork:
 # where it is used: a numba call taking these arrays costs more than its body.
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _first_exploration(ct, w, n_state):
     op, prop, q = w.op, w.prop, w.queue
     pre_ptr, pre_of_ptr, pre_of_idx, eff_ptr, eff_idx = (
@@ -131,7 +132,7 @@ def _first_exploration(ct, w, n_state):
                         q_.push(q, t, e)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _incremental_exploration(ct, w, n_cut):
     op, prop, q, cut = w.op, w.prop, w.queue, w.cut
     pre_ptr, pre_idx, pre_of_ptr, pre_of_idx = ct.pre_ptr, ct.pre_idx, ct.pre_of_ptr, ct.pre_of_idx
@@ -177,7 +178,7 @@ def _incremental_exploration(ct, w, n_cut):
                             q_.push(q, t, e)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
     """Fast Downward's recursive ``mark_goal_plateau(artificial goal)`` with an explicit stack of
     (proposition, position in its achiever list) frames; zero-cost achievers' tied supporters are
@@ -224,7 +225,7 @@ def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
             top += 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _second_exploration(ct, w, n_state):
     """Explore forwards from the state along supporter edges; the operators entering the goal
     zone form the cut (into ``w.cut``; returns its size)."""
@@ -264,7 +265,7 @@ def _second_exploration(ct, w, n_state):
     return n_cut
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def lmcut_value(words, ct, fdr, w, goal_zone_detection, border_detection):
     """LM-cut value of one state (-1 for a relaxed dead end)."""
     op, prop, cut = w.op, w.prop, w.cut
@@ -293,7 +294,7 @@ def lmcut_value(words, ct, fdr, w, goal_zone_detection, border_detection):
 
 
 # nogil: a learned heuristic computes its bound on a second thread during its forward pass
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def lmcut_batch(states, ct, fdr, w, out, goal_zone_detection, border_detection):
     """LM-cut of every row of `states` into `out`."""
     for i in range(states.shape[0]):

@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pddlgym_sl.numba_cache import CACHE
+
 (
     _MODE,
     _CURRENT,
@@ -67,7 +69,7 @@ def new_queue(n_keys: int, capacity: int) -> np.ndarray:
     return q
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def clear(q):
     """Empty the queue and reset its push count (a heap stays a heap)."""
     if q[_MODE] == _BUCKET:
@@ -82,20 +84,20 @@ def clear(q):
     q[_HEAP_SIZE] = 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def is_empty(q):
     if q[_MODE] == _BUCKET:
         return q[_ENTRIES] == 0
     return q[_HEAP_SIZE] == 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def add_virtual_pushes(q, n):
     if q[_MODE] == _BUCKET:
         q[_PUSHES] += n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _heap_sift_up(q, hole, key, val):
     """libstdc++ ``__push_heap`` with ``comp(a, b) = a.key > b.key``: move the hole up from
     `hole` while its parent's key is larger, then put (key, val) there."""
@@ -110,7 +112,7 @@ def _heap_sift_up(q, hole, key, val):
     q[hval + hole] = val
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _to_heap(q):
     """Switch to the heap: every entry in (key, bucket order) order, which is a valid heap as it
     is sorted."""
@@ -138,7 +140,7 @@ def _to_heap(q):
     q[_CURRENT] = 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def push(q, key, val):
     """Insert `val` with integer `key` >= 0."""
     if q[_MODE] == _BUCKET and key >= _MIN_BUCKETS_BEFORE_SWITCH and key > q[_PUSHES]:
@@ -162,7 +164,7 @@ def push(q, key, val):
         q[_HIGH] = key
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _heap_pop(q):
     """libstdc++ ``pop_heap``: take the top (into the header's key and value slots), move the
     last entry into the hole it leaves."""
@@ -191,7 +193,7 @@ def _heap_pop(q):
         _heap_sift_up(q, hole, lkey, lval)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def pop(q):
     """Remove and return (key, value) of a minimal entry (see the module docstring for ties)."""
     if q[_MODE] == _HEAP:

@@ -37,6 +37,7 @@ from pddlgym_sl.heuristics.relaxed_task import (
     state_props,
     unary_task,
 )
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
@@ -81,7 +82,7 @@ def new_work(ut: UnaryTask) -> RelaxationWork:
 
 # inline="always" (numba-level inlining) for the per-state kernels: a numba call passes every
 # array of its tuples as seven scalars, which cost the search up to a fifth of its time
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def explore(words, ut, fdr, additive, w):
     """Relaxed exploration of state `words`; returns hadd (``additive``) or hmax, -1 for a dead
     end. Leaves costs and best supporters in ``w.prop``.
@@ -148,7 +149,7 @@ def explore(words, ut, fdr, additive, w):
     return total
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def relaxed_plan(ut, w):
     """Collect the relaxed plan after an additive `explore` (Fast Downward's marking from each
     goal through the best supporters) into ``w.plan``, each operator after the supporters of its
@@ -200,7 +201,7 @@ def relaxed_plan(ut, w):
 
 # nogil (both batch kernels): a learned heuristic computes its bound and residual base on a second
 # thread during its forward pass
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def explore_batch(states, ut, fdr, additive, w, out):
     """hmax (additive=False) or hadd (additive=True) of every row of `states` into `out`."""
     for i in range(states.shape[0]):
@@ -208,7 +209,7 @@ def explore_batch(states, ut, fdr, additive, w, out):
         out[i] = np.inf if h < 0 else h
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def ff_value(words, ut, fdr, w):
     """hFF of one state (-1 for a dead end); the relaxed plan is left in ``w.plan``."""
     if explore(words, ut, fdr, True, w) < 0:
@@ -220,7 +221,7 @@ def ff_value(words, ut, fdr, w):
     return h, n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def ff_batch(states, ut, fdr, w, out, goal, goal_neg, n_del, features, with_features):
     """hFF of every row into `out`; with `with_features`, also the linear model's features
     (goal count, hFF, total and mean delete effects of the relaxed plan) into `features`."""

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import NO_PROP, CompiledTask
 
 # Fast Downward's RelaxationHeuristic::simplify tests dominating subsets only for unary operators
@@ -210,7 +211,7 @@ unary_task = _cached(build_unary_task)
 cut_task = _cached(build_cut_task)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def state_props(words, fdr, out):
     """Fast Downward's propositions of a packed state, in variable order, into `out`; returns how
     many. A variable contributes its true fact, or its "none of those" value when none of its

@@ -10,11 +10,12 @@ import numpy as np
 from numba import njit
 
 from pddlgym_sl.heuristics.base import Heuristic
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds, satisfies
 from pddlgym_sl.task import CompiledTask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def goal_count_one(words, goal_fact, neg_ptr, neg_idx):
     """Number of unsatisfied goal conditions of one state: a goal fact ``goal_fact[k]`` that does
     not hold, or, where ``goal_fact[k]`` is -1, a negative goal (the facts
@@ -32,14 +33,14 @@ def goal_count_one(words, goal_fact, neg_ptr, neg_idx):
     return c
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def goal_count_batch(states, goal_fact, neg_ptr, neg_idx, out):
     """`goal_count_one` of every row of `states` into `out`."""
     for i in range(states.shape[0]):
         out[i] = goal_count_one(states[i], goal_fact, neg_ptr, neg_idx)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def blind_batch(states, goal, goal_neg, step, out):
     """0 for goal states, `step` (the cheapest action cost) for all others."""
     for i in range(states.shape[0]):

@@ -43,6 +43,7 @@ from numba import njit
 from pddlgym_sl.heuristics.lmcut import lmcut_value
 from pddlgym_sl.heuristics.relaxation import explore, ff_value
 from pddlgym_sl.heuristics.simple import goal_count_one
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import satisfies
 
 # heuristic kinds
@@ -126,7 +127,7 @@ def grow(e: Engine) -> Engine:
     return bigger
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _rehash(table, hashes, n):
     mask = np.uint64(table.shape[0] - 1)
     for node in range(n):
@@ -136,7 +137,7 @@ def _rehash(table, hashes, n):
         table[slot] = node
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _push(heap, info, k1, k2, node):
     """Push onto the open list's binary heap (ordered by key1, key2, insertion number)."""
     i = info[_HEAP_SIZE]
@@ -161,7 +162,7 @@ def _push(heap, info, k1, k2, node):
     heap[i, 3] = node
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _pop(heap, info):
     """Pop the open list's minimum; returns its node."""
     node = int(heap[0, 3])
@@ -203,7 +204,7 @@ def _pop(heap, info):
     return node
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _evaluate(words, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, goal, goal_neg, step):
     """Value of one state under a built-in heuristic (inf for a dead end)."""
     if kind == HFF:
@@ -221,7 +222,7 @@ def _evaluate(words, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx,
     return np.inf if h < 0 else float(h)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _apply_pending(e, n_values, astar):
     """Insert the successors of the expansion in progress in generation order: evaluated ones
     with their value (dead ends marked), re-inserted ones with their new key. Only the first
@@ -253,7 +254,7 @@ def _apply_pending(e, n_values, astar):
     info[_AWAITING] = 0
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _start(
     e,
     init,
@@ -303,7 +304,7 @@ def _start(
     return -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _hash(words):
     """splitmix64-style mixing of the state's words."""
     x = np.uint64(0x9E3779B97F4A7C15)
@@ -315,7 +316,7 @@ def _hash(words):
     return x
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def run(
     e,
     init,

@@ -20,6 +20,7 @@ from gymnasium import spaces
 from numba import njit
 
 from pddlgym_sl.envs.encoders.schema import Schema, batch_bits
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
@@ -60,7 +61,7 @@ class FlatEncoder:
         return np.concatenate([bits, tail], axis=1)
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _encode(words, n_facts, tail):
     out = np.empty(n_facts + tail.shape[0], dtype=np.int8)
     for f in range(n_facts):

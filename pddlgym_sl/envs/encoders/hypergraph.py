@@ -35,6 +35,7 @@ from gymnasium.spaces import GraphInstance
 from numba import njit
 
 from pddlgym_sl.envs.encoders.schema import Schema, batch_bits, state_bits
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
@@ -136,7 +137,7 @@ class HypergraphEncoder:
         return out
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _features(words, template, n_facts):
     out = template.copy()
     for f in range(n_facts):

@@ -33,6 +33,7 @@ from gymnasium.spaces import GraphInstance
 from numba import njit
 
 from pddlgym_sl.envs.encoders.schema import Schema, state_bits
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
@@ -145,7 +146,7 @@ class ILGEncoder:
         ]
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _encode(words, goal, label_true, label_false, prefix, static_edges, static_links, arg_ptr, arg_obj):
     """nodes, edges, edge_links of one state (see `ILGEncoder.encode`)."""
     n_facts = goal.shape[0]

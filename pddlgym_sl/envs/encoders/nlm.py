@@ -23,6 +23,7 @@ from gymnasium import spaces
 from numba import njit
 
 from pddlgym_sl.envs.encoders.schema import Schema, batch_bits
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
@@ -126,7 +127,7 @@ class NLMEncoder:
         return out
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _encode(words, base, ids, flat):
     out = base.copy()
     for i in range(ids.shape[0]):

@@ -11,9 +11,11 @@ from typing import Any
 
 from numba import njit
 
+from pddlgym_sl.numba_cache import CACHE
+
 __all__ = ["INLINE", "JIT", "fill_padding", "real_objects"]
 
-JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
+JIT: dict[str, Any] = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
 """numba options of every kernel (cached compilation, GIL released, no ZeroDivisionError checks)."""
 INLINE: dict[str, Any] = {**JIT, "inline": "always"}
 """Options of helpers called in inner loops: inlined at numba's IR level, since a call that

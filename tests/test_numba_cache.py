@@ -1,0 +1,91 @@
+"""Where the compiled kernels are cached (`pddlgym_sl.numba_cache`): a per-user directory that
+respects ``$NUMBA_CACHE_DIR``, and no cache (instead of an import error) when nothing is writable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.problems import DOMAINS, FERRY_3_2, ROOT
+
+# Encodes a state with two encoders and evaluates goal count: kernels of three modules get compiled.
+SCRIPT = """
+import json, sys
+from pddlgym_sl import load_task
+from pddlgym_sl.envs.encoders import Schema, make_encoder
+from pddlgym_sl.heuristics import make_heuristic
+from pddlgym_sl.numba_cache import CACHE, CACHE_DIR
+task = load_task(sys.argv[1], sys.argv[2])
+schema = Schema.from_domain_file(sys.argv[1])
+for name in ("ilg", "flat"):
+    make_encoder(name, schema, task).encode(task.init)
+h = float(make_heuristic("goal_count", task).batch(task.init.words.reshape(1, -1))[0])
+print(json.dumps({"cache": CACHE, "dir": None if CACHE_DIR is None else str(CACHE_DIR), "h": h}))
+"""
+
+
+def _run(tmp_path, env_changes: dict[str, str | None]) -> dict:
+    problem = tmp_path / "p.pddl"
+    problem.write_text(FERRY_3_2)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    for key, value in env_changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(DOMAINS / "ferry" / "domain.pddl"), str(problem)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_numba_cache_dir_is_respected(tmp_path):
+    cache = tmp_path / "numba-cache"
+    result = _run(tmp_path, {"NUMBA_CACHE_DIR": str(cache)})
+    assert result["cache"] is True and result["dir"] == str(cache)
+    indexes = {p.name.split(".")[0] for p in cache.rglob("*.nbi")}
+    assert {"flat", "ilg", "simple"} <= indexes, sorted(indexes)
+    assert result["h"] == _h_here(tmp_path)
+
+
+def test_xdg_cache_home_is_the_default(tmp_path):
+    result = _run(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert result["dir"] == str(tmp_path / "xdg" / "pddlgym_sl" / "numba")
+    assert list((tmp_path / "xdg" / "pddlgym_sl" / "numba").rglob("*.nbi"))
+
+
+def test_unwritable_home_falls_back_to_the_temp_directory(tmp_path):
+    """$HOME unusable (a path under a regular file, which even root cannot create): the temp
+    directory's per-user folder is used, never the sources' __pycache__."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    (tmp_path / "tmp").mkdir()
+    result = _run(tmp_path, {"HOME": str(blocker / "home"), "TMPDIR": str(tmp_path / "tmp")})
+    assert result["dir"] == str(tmp_path / "tmp" / f"pddlgym_sl-numba-{os.getuid()}")
+    assert result["h"] == _h_here(tmp_path)
+
+
+def test_unwritable_cache_dir_runs_without_a_cache(tmp_path):
+    """Regression (issue 19): with no writable cache location, importing an encoder raised
+    "cannot cache function ...: no locator available"; now the kernels compile in-process."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = _run(tmp_path, {"NUMBA_CACHE_DIR": str(blocker / "numba")})
+    assert result["cache"] is False and result["dir"] is None
+    assert result["h"] == _h_here(tmp_path)
+
+
+def _h_here(tmp_path) -> float:
+    from pddlgym_sl import load_task
+    from pddlgym_sl.heuristics import make_heuristic
+
+    task = load_task(DOMAINS / "ferry" / "domain.pddl", tmp_path / "p.pddl")
+    return float(make_heuristic("goal_count", task).batch(task.init.words.reshape(1, -1))[0])
