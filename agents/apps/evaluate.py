@@ -34,6 +34,7 @@ import tyro
 from tqdm import tqdm
 
 from agents.checkpoint import load_json_object
+from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.envs.problems import problem_files, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
@@ -71,6 +72,9 @@ class Args:
     """also compute the test-split accuracy of the run (Table 1)"""
     quiet: bool = False
     """no progress bar"""
+
+    def __post_init__(self) -> None:
+        check_ranges(self, positive=("limit", "problems", "jobs"))
 
 
 # ------------------------------------------------------------------ worker side

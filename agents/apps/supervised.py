@@ -46,6 +46,7 @@ from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, make_head
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.models import MODELS, make_model, model_spec
 from agents.sampler import BucketSampler
+from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
@@ -101,6 +102,13 @@ class Args:
     """YAML preset whose keys set the defaults of these flags (command-line flags win)"""
     quiet: bool = False
     """no progress bar"""
+
+    def __post_init__(self) -> None:
+        check_ranges(
+            self,
+            positive=("steps", "batch_size", "lr", "grad_clip", "train_problems", "val_every"),
+            non_negative=("weight_decay",),
+        )
 
 
 def resolve_device(name: str) -> torch.device:

@@ -26,6 +26,7 @@ from pddlgym_sl.data.build import build_split
 from pddlgym_sl.data.presets import get_preset
 from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.arguments import check_ranges
 
 DEFAULT_TIME_LIMITS = {"train": 300.0, "val": 300.0, "test": 1800.0, "plan": 1800.0, "test-reduced": 300.0}
 LABELLED_SPLITS = ("train", "val", "test")
@@ -62,6 +63,9 @@ class Args:
     """no progress bar"""
     rebuild: bool = False
     """delete and rebuild a split labelled by an older core version (instead of refusing it)"""
+
+    def __post_init__(self) -> None:
+        check_ranges(self, positive=("jobs", "limit", "time_limit", "memory_limit", "retries"))
 
 
 def run(args: Args) -> list[dict]:

@@ -8,6 +8,7 @@ from typing import Literal
 
 from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from agents.models import MODELS
+from pddlgym_sl.arguments import check_ranges
 
 __all__ = ["Args"]
 
@@ -66,3 +67,6 @@ class Args:
     """print the jobs that would run, run nothing"""
     quiet: bool = False
     """no progress bar, job messages or tables"""
+
+    def __post_init__(self) -> None:
+        check_ranges(self, positive=("steps", "val_every", "batch_size", "jobs", "limit", "problems"))

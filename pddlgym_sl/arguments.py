@@ -1,0 +1,46 @@
+"""Range checks of command-line arguments, shared by the CLIs' tyro ``Args`` dataclasses.
+
+tyro checks types, not ranges: ``--batch-size -5`` reached torch as "negative dimensions are not
+allowed", ``--val-every 0`` a ZeroDivisionError, ``--time-limit -3`` ran the whole split as
+failures. Each ``Args.__post_init__`` calls `check_ranges`, so a bad value is refused before any
+work, whether it comes from the command line (tyro prints the message and exits with status 2), a
+``--config`` file or a stored ``args.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pddlgym_sl.errors import ConfigError
+
+__all__ = ["check_ranges"]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_ranges(
+    args: Any,
+    *,
+    positive: Iterable[str] = (),
+    non_negative: Iterable[str] = (),
+    unit_interval: Iterable[str] = (),
+) -> None:
+    """`ConfigError` naming the flag unless each named field of `args` is None or a number that is
+    > 0 (`positive`), >= 0 (`non_negative`) or in (0, 1] (`unit_interval`); NaN fails every test."""
+    tests = (
+        (positive, lambda v: v > 0, "> 0"),
+        (non_negative, lambda v: v >= 0, ">= 0"),
+        (unit_interval, lambda v: 0 < v <= 1, "in (0, 1]"),
+    )
+    for names, ok, what in tests:
+        for name in names:
+            value = getattr(args, name)
+            if value is not None and not (_is_number(value) and ok(value)):
+                raise ConfigError(f"{_flag(name)} must be {what}, not {value!r}")
