@@ -20,3 +20,7 @@ The applications are in `agents.apps` (training, evaluation, report, sweep, RL);
 `agents.supervised`, `agents.evaluate`, `agents.report`, `agents.sweep` and `agents.rl` only
 forward ``python -m agents.<name>`` to them.
 """
+
+from pddlgym_sl.extras import require_extra
+
+require_extra("learn", "the learning code (agents)")

@@ -62,3 +62,8 @@ class ActionTypeError(PDDLError, TypeError):
 
 class ConfigError(PDDLError, ValueError):
     """Bad arguments: unknown domain, split, observation type, heuristic name, missing files, ..."""
+
+
+class MissingExtraError(ConfigError, ImportError):
+    """A feature needs an optional dependency group that is not installed (``pip install
+    'pddlgym-sl[learn]'``, ``[rl]``); the message names the extra and the missing modules."""

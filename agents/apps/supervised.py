@@ -42,6 +42,7 @@ from agents.checkpoint import (
     save_training_state,
     save_weights,
 )
+from agents.config_files import resolve_config
 from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, make_head
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.models import MODELS, make_model, model_spec
@@ -99,7 +100,8 @@ class Args:
     resume: Path | None = None
     """continue the run in this directory (its args.json is used; --steps may extend it)"""
     config: Path | None = None
-    """YAML preset whose keys set the defaults of these flags (command-line flags win)"""
+    """YAML preset whose keys set the defaults of these flags (command-line flags win): a file, or the
+    name of a bundled preset (ferry-nlm, gripper-hgn, ...)"""
     quiet: bool = False
     """no progress bar"""
 
@@ -321,7 +323,7 @@ def load_config_defaults(argv: list[str]) -> Args:
     i = argv.index("--config")
     if i + 1 >= len(argv):
         raise ConfigError("--config needs a YAML file")
-    path = Path(argv[i + 1])
+    path = resolve_config(argv[i + 1])
     try:
         values = yaml.safe_load(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:

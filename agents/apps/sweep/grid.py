@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from agents.apps.sweep.args import Args
+from agents.config_files import resolve_config
 from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from agents.models import MODELS
 from pddlgym_sl.errors import ConfigError
@@ -55,7 +56,7 @@ def grid_cells(args: Args) -> list[Cell]:
     """The cells of the grid file restricted by the command line, seed-major (seed 0 of every cell
     first, so that an interrupted sweep still covers the whole grid)."""
     try:
-        grid = yaml.safe_load(args.grid.read_text()) or {}
+        grid = yaml.safe_load(resolve_config(args.grid).read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read the grid: {exc}", file=args.grid) from None
     axes: dict[str, list[Any]] = {}
@@ -83,7 +84,7 @@ def grid_cells(args: Args) -> list[Cell]:
 def preset(args: Args, cell: Cell) -> Path | None:
     """The training preset ``configs/<domain>-<model>.yaml`` beside the grid file, if it exists and
     presets are on."""
-    path = args.grid.parent / f"{cell.domain}-{cell.model}.yaml"
+    path = resolve_config(args.grid).parent / f"{cell.domain}-{cell.model}.yaml"
     return path if args.presets and path.is_file() else None
 
 

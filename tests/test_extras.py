@@ -1,0 +1,56 @@
+"""Optional dependency groups: without [learn] the learning code names the extra to install."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pddlgym_sl.errors import MissingExtraError
+from pddlgym_sl.extras import EXTRAS, require_extra
+from tests.problems import ROOT
+
+# Hides the given top-level modules from the import system, as if they were not installed.
+HIDE = """
+import importlib.abc, sys
+HIDDEN = set(sys.argv[1].split(","))
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, Hide())
+sys.argv = sys.argv[2:]
+import runpy
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+def _run_hiding(hidden: str, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", HIDE, hidden, *argv], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+
+
+def test_learning_cli_without_torch_names_the_learn_extra() -> None:
+    out = _run_hiding("torch,torch_geometric", "agents.supervised", "--help")
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert "MissingExtraError" in last and "pip install 'pddlgym-sl[learn]'" in last, out.stderr[-2000:]
+    assert "torch, torch_geometric are not installed" in last
+
+
+def test_core_cli_runs_without_the_learning_extras() -> None:
+    """The planner needs none of [learn] or [rl]."""
+    hidden = ",".join(m for modules in EXTRAS.values() for m in modules)
+    out = _run_hiding(hidden, "pddlgym_sl.plan", "ferry", "--param", "locations=3", "--param", "cars=2")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "plan (4 steps):" in out.stdout
+
+
+def test_require_extra_reports_the_missing_modules(monkeypatch) -> None:
+    monkeypatch.setitem(EXTRAS, "fake", ("json", "no_such_module_xyz"))
+    with pytest.raises(MissingExtraError, match=r"needs the \[fake\] extra, and no_such_module_xyz is not"):
+        require_extra("fake", "this feature")
+    require_extra("learn", "the learning code")  # installed in the test environment
