@@ -90,7 +90,7 @@ def test_config_presets(tmp_path):
 
 
 def test_missing_dataset_is_a_clear_error(tmp_path):
-    with pytest.raises(ConfigError, match="no labelled dataset"):
+    with pytest.raises(ConfigError, match="no labelled train/val/test split in"):
         train(Args(data=tmp_path / "nothing", runs=tmp_path, steps=1, quiet=True))
 
 

@@ -19,6 +19,7 @@ uninterrupted run with the same seed (batches are drawn from a per-step seeded g
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
 import sys
@@ -33,6 +34,7 @@ import yaml
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
+import domains
 from agents.checkpoint import (
     CheckpointError,
     load_json_object,
@@ -136,9 +138,39 @@ def ensure_dataset(args: Args) -> None:
         print("creating the small ferry dataset in data/small (once; about a minute)")
         generate(GenArgs(preset="small", out=args.data, quiet=args.quiet))
         return
-    raise ConfigError(
-        f"no labelled dataset in {root}/{{train,val,{args.test_split}}}: create it with python -m "
-        f"pddlgym_sl.data.generate --domain {args.domain} --split all --out {args.data}"
+    raise ConfigError(missing_dataset_message(args))
+
+
+def missing_dataset_message(args: Args) -> str:
+    """What to run when the dataset is absent: the generate commands of a bundled domain (its
+    train and val splits, and the minutes-scale test-reduced preset rather than the paper's test
+    split of 30 min per problem), or, for another name, the closest bundled domain and the
+    command for one's own domain and problem files."""
+    root = args.data / args.domain
+    missing = [s for s in ("train", "val", args.test_split) if not any((root / s / "labels").glob("*.npz"))]
+    where = f"no labelled {'/'.join(missing)} split in {root}"
+    gen = "python -m pddlgym_sl.data.generate"
+    if args.domain in domains.DOMAIN_NAMES:
+        steps = [
+            f"{gen} --domain {args.domain} --split {s} --out {args.data}"
+            for s in missing
+            if s in domains.SPLIT_NAMES
+        ]
+        if args.test_split in missing and args.test_split not in domains.SPLIT_NAMES:
+            steps.append(f"{gen} --preset {args.test_split} --domain {args.domain} --out {args.data}")
+        hint = (
+            " (the paper's test split takes up to 30 min per problem: --test-split test-reduced, "
+            f"built by {gen} --preset test-reduced --domain {args.domain} --out {args.data}, takes minutes)"
+            if args.test_split == "test" and "test" in missing
+            else ""
+        )
+        return f"{where}; create it with: {' && '.join(steps)}{hint}"
+    close = difflib.get_close_matches(args.domain, domains.DOMAIN_NAMES, n=1)
+    guess = f"did you mean --domain {close[0]}? " if close else ""
+    return (
+        f"{where}; {guess}{args.domain!r} is not a bundled domain ({', '.join(domains.DOMAIN_NAMES)}); "
+        f"for your own domain: {gen} --domain-file DOMAIN.pddl --problems DIR --split train "
+        f"--out {args.data} (then val and {args.test_split} likewise)"
     )
 
 
@@ -232,7 +264,8 @@ def train(args: Args) -> Path:
         stored = _stored_args(run_dir)
         args = dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
     else:
-        args = dataclasses.replace(args, steps=args.steps or DEFAULT_STEPS)
+        lr = args.lr if args.lr is not None else model_spec(args.model).lr  # args.json keeps the value used
+        args = dataclasses.replace(args, steps=args.steps or DEFAULT_STEPS, lr=lr)
         run_dir = args.runs / (args.name or run_name(args))
         if run_dir.exists():
             raise ConfigError(f"{run_dir} exists: pass --resume {run_dir} to continue it")
