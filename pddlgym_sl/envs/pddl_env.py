@@ -234,8 +234,8 @@ class PDDLEnv(gym.Env):
         self._evaluators: dict[int, tuple[tuple[str, str, Any], ...]] = {}
         self._action_spaces: dict[int, spaces.Discrete] = {}
         self._tables: dict[int, np.ndarray] = {}
-        self.max_actions: int | None = None
-        self._obs_kwargs: dict[str, Any] = {}
+        self.max_actions: int | None = None  # task_of checks it once set
+        self._obs_kwargs: dict[str, Any] = {}  # task_of checks nlm's n_objects once set
         self._obs_kwargs = self._observation_options(dict(obs_kwargs or {}), padded)
         if self.fixed_action_space:
             self.max_actions = self._resolve_max_actions(max_actions)
@@ -290,11 +290,8 @@ class PDDLEnv(gym.Env):
         space = self._encoder.space
         if not self._with_table:
             return space
-        n_objects = max(
-            (count_objects(f, self.schema.n_constants) for f in self.problem_set.files),
-            default=0,
-        )
-        n_objects = max(n_objects, *(len(t.objects) for t in self._tasks.values()))
+        scanned = [count_objects(f, self.schema.n_constants) for f in self.problem_set.files]
+        n_objects = max(*scanned, *(len(t.objects) for t in self._tasks.values()))
         table = action_table_space(self.schema, self.max_actions, n_objects)
         if isinstance(space, spaces.Dict):
             return spaces.Dict({**space.spaces, "actions": table})
@@ -356,6 +353,11 @@ class PDDLEnv(gym.Env):
             self._mask_size = task.n_actions
         self._problem_name = self.problem_set.names[index]
         self._pre = (task.pre_ptr, task.pre_idx, task.neg_ptr, task.neg_idx)
+        # The mask kernel and its arguments: padding costs a second call only when there is any.
+        if task.n_actions == self._mask_size:
+            self._mask_of, self._mask_args = _k.action_mask, self._pre
+        else:
+            self._mask_of, self._mask_args = _padded_action_mask, (*self._pre, self._mask_size)
         self._eff = (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx)
         self._goal = (task.goal, task.goal_neg)
         self._solvable = task.solvable
@@ -395,7 +397,7 @@ class PDDLEnv(gym.Env):
             self._select(index)
         words = np.array(self.task.init.words)  # writeable copy
         self._words = words
-        self._mask = _action_mask(words, *self._pre, self._mask_size)
+        self._mask = self._mask_of(words, *self._mask_args)
         self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
         return self._encode(words), self._info(words, False)
 
@@ -407,7 +409,7 @@ class PDDLEnv(gym.Env):
         if 0 <= a < self._n_actions and self._mask[a]:
             words = _k.apply_action(words, a, *self._eff)
             self._words = words
-            self._mask = _action_mask(words, *self._pre, self._mask_size)
+            self._mask = self._mask_of(words, *self._mask_args)
             self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
             invalid = False
         else:
@@ -476,11 +478,9 @@ class PDDLEnvV0(PDDLEnv):
 
 
 @njit(cache=True)
-def _action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx, size):
+def _padded_action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx, size):
     """`successors.action_mask` zero-padded to `size` entries (one compiled call per step)."""
     mask = _k.action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx)
-    if mask.shape[0] == size:
-        return mask
     out = np.zeros(size, dtype=np.int8)
     out[: mask.shape[0]] = mask
     return out
