@@ -277,7 +277,7 @@ def evaluate_relational(net, args: Args) -> tuple[dict[str, Any], list[dict[str,
     episodes = greedy_episodes(net, domain_file, files, args.eval_max_steps)
     optimal = optimal_lengths(domain_file, files)
     rows = [{**asdict(e), "optimal": optimal[e.problem]} for e in episodes]
-    solved = [r for r in rows if r["solved"]]
+    solved = [r for r in rows if r["solved"] and r["optimal"] is not None]
     metrics: dict[str, Any] = {
         "eval_split": args.eval_split,
         "eval_problems": len(rows),
@@ -300,62 +300,74 @@ def load_policy(run_dir: Path):
     return net
 
 
-def train_relational(args: Args) -> dict[str, Any]:
+def train_relational(args: Args) -> tuple[Path, Any, dict[str, Any]]:
+    """Train the relational policy on the split: (run directory, network, training metrics)."""
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from agents.checkpoint import save_model_config, save_weights
     from agents.policies.maskable import RelationalMaskablePolicy
-    from pddlgym_sl.io import atomic_write_json
 
-    if args.load is not None:
-        run_dir, net, extra = args.load, load_policy(args.load), {}
-        writer = _writer(run_dir, args)
-        out = run_dir / f"metrics-{args.eval_split}.json"
-    else:
-        files = _split_files(args, args.split, args.train_problems)
-        run_dir = _run_dir(args, args.split)
-        env_kwargs = {
-            "domain": args.domain,
-            "problems": files,
-            "obs": "ilg",
-            "padded": True,
-            "action_table": True,
-            "heuristics": (),
-            "max_episode_steps": args.max_episode_steps,
-            "render_mode": None,
-        }
-        venv = make_vec_env(
-            f"pddl/{args.domain}-v1",
-            n_envs=args.num_envs,
-            seed=args.seed,
-            env_kwargs=env_kwargs,
-            vec_env_cls=DummyVecEnv,
-        )
-        policy_kwargs = {"hidden": args.hidden, "layers": args.layers}
-        model = _ppo(RelationalMaskablePolicy, venv, args, run_dir, policy_kwargs=policy_kwargs)
-        writer = _writer(run_dir, args)
-        start, cpu_start = time.perf_counter(), time.process_time()
-        model.learn(
-            total_timesteps=args.total_timesteps,
-            callback=_progress_callback(args.total_timesteps, args.quiet),
-        )
-        net = model.policy.net
-        save_weights(run_dir / "policy.safetensors", net)
-        save_model_config(run_dir / "policy.json", net.config())
-        extra = {
+    files = _split_files(args, args.split, args.train_problems)
+    run_dir = _run_dir(args, args.split)
+    env_kwargs = {
+        "domain": args.domain,
+        "problems": files,
+        "obs": "ilg",
+        "padded": True,
+        "action_table": True,
+        "heuristics": (),
+        "max_episode_steps": args.max_episode_steps,
+        "render_mode": None,  # make_vec_env would ask for "rgb_array"
+    }
+    venv = make_vec_env(
+        f"pddl/{args.domain}-v1",
+        n_envs=args.num_envs,
+        seed=args.seed,
+        env_kwargs=env_kwargs,
+        vec_env_cls=DummyVecEnv,
+    )
+    policy_kwargs = {"hidden": args.hidden, "layers": args.layers}
+    model = _ppo(RelationalMaskablePolicy, venv, args, run_dir, policy_kwargs=policy_kwargs)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    model.learn(
+        total_timesteps=args.total_timesteps, callback=_progress_callback(args.total_timesteps, args.quiet)
+    )
+    net = model.policy.net
+    save_weights(run_dir / "policy.safetensors", net)
+    save_model_config(run_dir / "policy.json", net.config())
+    venv.close()
+    return (
+        run_dir,
+        net,
+        {
             "train_seconds": time.perf_counter() - start,
             "train_cpu_seconds": time.process_time() - cpu_start,
             "timesteps": int(model.num_timesteps),
             "train_problems": len(files),
-        }
-        venv.close()
+        },
+    )
+
+
+def run_relational(args: Args) -> dict[str, Any]:
+    """Train (or ``--load``) the relational policy, then evaluate it on the held-out split."""
+    from dataclasses import replace
+
+    from agents.checkpoint import load_json_object
+    from pddlgym_sl.io import atomic_write_json
+
+    if args.load is None:
+        run_dir, net, metrics = train_relational(args)
         out = run_dir / "metrics.json"
-    metrics, rows = evaluate_relational(net, args)
-    metrics.update(extra)
+    else:
+        run_dir, net, metrics = args.load, load_policy(args.load), {}
+        args = replace(args, domain=load_json_object(run_dir / "args.json")["domain"])
+        out = run_dir / f"metrics-{args.eval_split}.json"
+    writer = _writer(run_dir, args)
+    evaluation, rows = evaluate_relational(net, args)
     atomic_write_json(run_dir / f"episodes-{args.eval_split}.json", rows)
-    _finish(writer, out, metrics, int(extra.get("timesteps", 0)))
-    return metrics
+    _finish(writer, out, {**evaluation, **metrics}, int(metrics.get("timesteps", 0)))
+    return {**evaluation, **metrics}
 
 
 def main(args: Args) -> dict[str, Any]:
@@ -364,7 +376,7 @@ def main(args: Args) -> dict[str, Any]:
 
     torch.set_num_threads(args.threads)
     if args.policy == "relational":
-        return train_relational(args)
+        return run_relational(args)
     return train_flat(args)
 
 
