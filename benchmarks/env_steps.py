@@ -5,9 +5,15 @@
 One generated ferry problem (default 10 locations, 10 cars) is played by a uniformly random
 policy over the applicable actions (seeded; episodes end at the goal or after 500 steps) in:
 
-- ours, ``gym.make("pddl/ferry-v0", problems=[file], obs=..., heuristics=...)`` with the
+- ours, ``gym.make("pddl/ferry-v1", problems=[file], obs=..., heuristics=...)`` with the
   `gym.make` wrappers (TimeLimit, OrderEnforcing, PassiveEnvChecker), for several observation
   types, with no heuristics, with LM-cut + hmax + hFF, and with all six heuristics;
+- ours vectorised: ``gym.make_vec("pddl/ferry-v1", num_envs=4, vectorization_mode="sync",
+  split="train", obs=..., heuristics=())``, four sub-environments drawing the 400 problems of
+  ferry's train split (2-6 locations and cars, 10-102 ground actions; ``--vector-split``), the
+  action space ``Discrete(max_actions)`` of the split; the rate counts the steps of all four
+  sub-environments (episodes end at the goal or after 500 steps, then the sub-environment resets
+  itself on its next step, drawing another problem). These rows have no PDDLGym counterpart;
 - PDDLGym 0.0.7 (``pddlgym.core.PDDLEnv(domain, problem_dir, operators_as_actions=True,
   dynamic_action_space=True)``, its fastest way to list the applicable actions)
   loaded with *our* ferry domain file. PDDLGym needs the unmaintained ``gym`` package and
@@ -26,7 +32,8 @@ and resets are excluded):
   ``env.action_space.all_ground_literals(obs)``). This is the like-for-like figure for an agent
   that needs to know which actions it may take.
 
-JIT compilation is excluded by a warm-up. Ratios are ours / PDDLGym. Top-level imports are the
+JIT compilation is excluded by a warm-up. Ratios are ours / PDDLGym (for the vector rows, the
+steps of all sub-environments against PDDLGym's single environment). Top-level imports are the
 standard library only, so the worker runs under PDDLGym's interpreter without our package.
 """
 
@@ -145,7 +152,7 @@ def run_ours(problem_file: Path, obs: str, heuristics: tuple[str, ...], seconds:
 
     import pddlgym_sl  # noqa: F401  (registers the ids)
 
-    env = gym.make("pddl/ferry-v0", problems=[problem_file], obs=obs, heuristics=heuristics)
+    env = gym.make("pddl/ferry-v1", problems=[problem_file], obs=obs, heuristics=heuristics)
     rng = np.random.default_rng(seed)
 
     def loop(budget: float) -> tuple[int, float]:
@@ -169,6 +176,36 @@ def run_ours(problem_file: Path, obs: str, heuristics: tuple[str, ...], seconds:
     return {"steps": steps, "step": steps / t_step, "step+app": steps / t_step, "n_ground_actions": n_actions}
 
 
+def run_vector(split: str, obs: str, seconds: float, seed: int, num_envs: int = 4) -> dict:
+    """Steps per second of all sub-environments of a sync vector env over a ferry split."""
+    import gymnasium as gym
+    import numpy as np
+
+    import pddlgym_sl  # noqa: F401  (registers the ids)
+
+    envs = gym.make_vec(
+        "pddl/ferry-v1", num_envs=num_envs, vectorization_mode="sync", split=split, obs=obs, heuristics=()
+    )
+    rng = np.random.default_rng(seed)
+
+    def loop(budget: float) -> tuple[int, float]:
+        _, info = envs.reset(seed=seed)
+        steps, t_step, t_end = 0, 0.0, time.perf_counter() + budget
+        while time.perf_counter() < t_end:
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+            t0 = time.perf_counter()
+            _, _, _, _, info = envs.step(actions)
+            t_step += time.perf_counter() - t0
+            steps += num_envs
+        return steps, t_step
+
+    loop(min(0.5, seconds))  # warm-up: numba JIT and first-call caches
+    steps, t_step = loop(seconds)
+    n_actions = envs.single_action_space.n
+    envs.close()
+    return {"steps": steps, "step": steps / t_step, "step+app": steps / t_step, "n_ground_actions": n_actions}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--pddlgym-worker"]:
@@ -181,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--problem-seed", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per configuration")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random policy")
+    parser.add_argument("--vector-split", default="train", help="ferry split of the vector-env rows")
     parser.add_argument("--pddlgym-python", default=None, help="interpreter with pddlgym installed")
     parser.add_argument(
         "--setup-pddlgym", action="store_true", help=f"pip install pddlgym into {DEFAULT_VENV}"
@@ -214,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     for obs, heur in configs:
         r = run_ours(problem_file, obs, heur, args.seconds, args.seed)
         rows.append((f"pddlgym-sl obs={obs} h={','.join(heur) or 'none'}", r))
+    for obs in ("ilg", "flat"):
+        r = run_vector(args.vector_split, obs, args.seconds, args.seed)
+        label = f"pddlgym-sl make_vec sync x4, ferry {args.vector_split} split, obs={obs} h=none"
+        rows.append((label, r))
 
     python, how = find_pddlgym_python(args.pddlgym_python)
     ref, ref_note = None, ""

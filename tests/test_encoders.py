@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from gymnasium import spaces
 
 from pddlgym_sl.envs.encoders import (
+    ENCODERS,
     FlatEncoder,
     HypergraphEncoder,
     ILGEncoder,
@@ -16,7 +19,7 @@ from pddlgym_sl.envs.encoders import (
 )
 from pddlgym_sl.envs.encoders.ilg import decode_label
 from pddlgym_sl.envs.encoders.nlm import encode_batch as nlm_encode_batch
-from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.pddl import parse_domain_string
 from tests.problems import DOMAINS
 
@@ -286,3 +289,62 @@ def test_make_encoder_rejects_unknown_names_and_options(schema, ferry_task):
         make_encoder("pixels", schema, ferry_task)
     with pytest.raises(ConfigError, match="takes no option colour"):
         make_encoder("flat", schema, ferry_task, colour=True)
+
+
+def test_schema_lists_the_action_schemas(schema, ferry_task):
+    assert schema.actions == ("sail", "board", "debark") and schema.action_arities == (2, 2, 2)
+    assert schema.max_action_arity == 2 and schema.action_index["debark"] == 2
+    derived = Schema.from_task(dataclasses.replace(ferry_task, domain_file=None))
+    assert set(derived.actions) == {"sail", "board", "debark"} and derived.action_arities == (2, 2, 2)
+
+
+def test_action_table(schema, ferry_task):
+    from pddlgym_sl.envs.actions import action_table, action_table_space
+
+    table = action_table(schema, ferry_task, rows=ferry_task.n_actions + 2)
+    a = ferry_task.action_index("(board c1 l2)")
+    assert table[a].tolist() == [1, OBJECTS.index("c1"), OBJECTS.index("l2")]
+    assert (table[ferry_task.n_actions :] == -1).all() and table.dtype == np.int64
+    assert table in action_table_space(schema, ferry_task.n_actions + 2, n_objects=5)
+    with pytest.raises(PDDLError, match="more than the 3 rows"):
+        action_table(schema, ferry_task, rows=3)
+
+
+@pytest.mark.parametrize("name", ["ilg", "hypergraph"])
+def test_padded_graphs_are_the_graph_plus_zeros(schema, ferry_task, name):
+    from pddlgym_sl.envs.encoders.padding import unpad_graph
+
+    plain = make_encoder(name, schema, ferry_task)
+    sizes = ENCODERS[name].padding(schema, ferry_task)
+    assert (sizes["max_nodes"], sizes["max_edges"]) == plain.graph_bounds
+    padded = make_encoder(
+        name, schema, ferry_task, max_nodes=sizes["max_nodes"] + 3, max_edges=sizes["max_edges"]
+    )
+    # every fact true: the largest graph of the task fills the bounds exactly
+    full = ferry_task.state(range(ferry_task.n_facts))
+    for state in (ferry_task.init, full):
+        g, p = plain.encode(state), padded.encode(state)
+        assert p in padded.space and int(p["n_nodes"][0]) == len(g.nodes)
+        np.testing.assert_array_equal(unpad_graph(p).nodes, g.nodes)
+        np.testing.assert_array_equal(unpad_graph(p).edge_links, g.edge_links)
+        assert not p["nodes"][len(g.nodes) :].any() and not p["edge_links"][len(g.edges) :].any()
+    assert (
+        len(plain.encode(full).nodes) == sizes["max_nodes"]
+        and len(plain.encode(full).edges) == sizes["max_edges"]
+    )
+    with pytest.raises(PDDLError, match="more than the padded observation's"):
+        make_encoder(name, schema, ferry_task, max_nodes=sizes["max_nodes"] - 1, max_edges=sizes["max_edges"])
+    with pytest.raises(ConfigError, match="both max_nodes and max_edges"):
+        make_encoder(name, schema, ferry_task, max_nodes=100)
+
+
+def test_flat_size_pads_with_zeros(schema, ferry_task):
+    plain = FlatEncoder(schema, ferry_task)
+    assert FlatEncoder.padding(schema, ferry_task) == {"size": plain.size}
+    padded = FlatEncoder(schema, ferry_task, size=plain.size + 4)
+    v = padded.encode(ferry_task.init)
+    assert v.shape == (plain.size + 4,) and np.array_equal(v[: plain.size], plain.encode(ferry_task.init))
+    assert not v[plain.size :].any()
+    np.testing.assert_array_equal(padded.encode_batch(ferry_task.states_to_array([ferry_task.init]))[0], v)
+    with pytest.raises(PDDLError, match="more than size"):
+        FlatEncoder(schema, ferry_task, size=plain.size - 1)

@@ -14,8 +14,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import pddlgym_sl
-from pddlgym_sl.envs import ENV_IDS
-from pddlgym_sl.envs.pddl_env import PDDLEnv
+from pddlgym_sl.envs import CUSTOM_ENV_ID, ENV_IDS, PDDLEnv, PDDLEnvV0
+from pddlgym_sl.envs.encoders import ENCODERS
 from pddlgym_sl.errors import ActionTypeError, ConfigError
 from pddlgym_sl.heuristics import make_heuristic
 from tests.problems import DOMAINS, FERRY_3_2, GRIPPER_2, ROOT
@@ -28,6 +28,9 @@ ALLOWED_WARNINGS = {
     # around PDDLEnv), on purpose; the checker merely advises checking the bare environment, which
     # test_check_env also does (where this warning cannot occur).
     r"is different from the unwrapped version": "checking the gym.make-wrapped env on purpose",
+    # The padded hypergraph's node features include |pre| and |add| of an action: counts without an
+    # upper bound (the Graph form's node Box is unbounded too, which the checker does not inspect).
+    r"Box observation space maximum value is infinity": "unbounded counts in padded hypergraph nodes",
 }
 
 
@@ -38,9 +41,27 @@ def problem_cache(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
+ALL_IDS = (*sorted(ENV_IDS), CUSTOM_ENV_ID)
+SIZES = ("ferry-l2-c2-s1.pddl", "ferry-l3-c4-s2.pddl", "ferry-l5-c3-s1.pddl")
+"""Train problems of three sizes (4, 7 and 8 objects; 10, 30 and 50 ground actions)."""
+
+
+def train_files(names=SIZES) -> list:
+    from pddlgym_sl.envs.problems import split_files
+
+    by_name = {f.name: f for f in split_files("ferry", "train")}
+    return [by_name[n] for n in names]
+
+
 def small(env_id: str, obs: str, **kwargs):
-    """A registered env on two train problems (one pinned problem for flat)."""
-    where = {"problem": 0} if obs == "flat" else {"limit": 2}
+    """A registered env on two train problems (one pinned problem for flat on -v0); the generic id
+    plays two ferry problems of different sizes through domain_file= and problems=."""
+    if env_id == CUSTOM_ENV_ID:
+        where = {"domain_file": DOMAINS / "ferry" / "domain.pddl", "problems": train_files(SIZES[:2])}
+    elif obs == "flat" and env_id.endswith("-v0"):
+        where = {"problem": 0}
+    else:
+        where = {"limit": 2}
     return gym.make(env_id, obs=obs, **where, **kwargs)
 
 
@@ -55,14 +76,17 @@ def run_check_env(env) -> None:
 
 
 # --------------------------------------------------------------------------- registration
-def test_import_registers_the_four_ids():
+def test_import_registers_the_four_ids_and_the_generic_one():
     assert set(ENV_IDS) == {
         f"pddl/{d}-v{v}" for d in ("blocksworld", "ferry", "gripper", "visitall") for v in (0, 1)
     }
-    for env_id in ENV_IDS:
+    for env_id in (*ENV_IDS, CUSTOM_ENV_ID):
         spec = gym.spec(env_id)
-        assert spec.entry_point == "pddlgym_sl.envs.pddl_env:PDDLEnv"
+        version = "V0" if env_id.endswith("-v0") else ""
+        assert spec.entry_point == f"pddlgym_sl.envs.pddl_env:PDDLEnv{version}"
         assert spec.max_episode_steps == 500
+    assert gym.spec(CUSTOM_ENV_ID).kwargs == {}
+    assert pddlgym_sl.PDDLEnv is PDDLEnv and issubclass(PDDLEnvV0, PDDLEnv)
     assert pddlgym_sl.__version__
 
 
@@ -80,12 +104,53 @@ def test_make_with_module_prefix_needs_no_prior_import(problem_cache):
 
 
 # --------------------------------------------------------------------------- gymnasium checker
+# Advice SB3's checker gives that we accept, each with the reason. Anything else fails the test.
+SB3_ADVICE = {
+    # nlm's per-arity tensors, edge lists, hypergraph feature rows and the action table are 2-D or
+    # more on purpose: the policies (agents/policies/) read that structure.
+    r"has an unconventional shape": "multi-dimensional observations on purpose",
+    # nlm's arity-2 tensor (N, N, C) looks like an image to SB3; it is not one.
+    r"is an image|image is 36x36": "nlm tensors are not images",
+}
+
+
+def run_sb3_check_env(env) -> None:
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sb3_check_env(env)
+    unexpected = [
+        str(w.message)
+        for w in caught
+        if not any(re.search(p, str(w.message)) for p in (*ALLOWED_WARNINGS, *SB3_ADVICE))
+    ]
+    assert not unexpected, unexpected
+
+
+SB3_OBS = ("nlm", "flat")
+"""Observation types SB3 supports without padding (padded graphs: test_check_env_padded)."""
+
+
 @pytest.mark.parametrize("obs", OBS_TYPES)
-@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+@pytest.mark.parametrize("env_id", ALL_IDS)
 def test_check_env(env_id, obs):
     env = small(env_id, obs, render_mode="ansi")
     run_check_env(env.unwrapped)
     run_check_env(env)
+    if obs in SB3_OBS:
+        run_sb3_check_env(env)
+    env.close()
+
+
+@pytest.mark.parametrize("obs", ["ilg", "hypergraph"])
+@pytest.mark.parametrize("env_id", ALL_IDS)
+def test_check_env_padded(env_id, obs):
+    """Padded graphs, with the action table on -v1: Gymnasium's checker and SB3's."""
+    table = {} if env_id.endswith("-v0") else {"action_table": True}
+    env = small(env_id, obs, padded=True, heuristics=(), **table)
+    run_check_env(env.unwrapped)
+    run_sb3_check_env(env)
     env.close()
 
 
@@ -294,6 +359,139 @@ def test_render_ansi(ferry_env, write_problem):
     assert "(not-eq" not in text and "static atoms not shown" in text
 
 
+# --------------------------------------------------------------------------- v1: fixed action interface
+def test_v1_action_space_is_fixed_over_problems_of_different_sizes():
+    env = gym.make("pddl/ferry-v1", problems=train_files(), domain="ferry", heuristics=())
+    base = env.unwrapped
+    sizes = [base.task_of(i).n_actions for i in range(3)]
+    assert sizes == [10, 30, 50] and env.action_space == gym.spaces.Discrete(50)
+    space = env.action_space
+    for name, n in zip(SIZES, sizes, strict=True):
+        _, info = env.reset(seed=0, options={"problem": name})
+        assert env.action_space is space
+        mask = info["action_mask"]
+        assert mask.shape == (50,) and mask.dtype == np.int8 and not mask[n:].any()
+        assert np.flatnonzero(mask).tolist() == base.task.applicable(base.state).tolist()
+        assert np.array_equal(base.action_masks(), mask.astype(bool))
+        before = base.state
+        for a in (n, 49):  # past the problem's actions: invalid, a no-op
+            _, reward, _, _, info = env.step(a)
+            assert info["invalid_action"] and reward == -1.0 and base.state == before
+    env.close()
+
+
+def test_v0_action_space_follows_the_problem():
+    env = gym.make("pddl/ferry-v0", problems=train_files(), domain="ferry", heuristics=())
+    for name, n in zip(SIZES, (10, 30, 50), strict=True):
+        _, info = env.reset(seed=0, options={"problem": name})
+        assert env.action_space == gym.spaces.Discrete(n) and info["action_mask"].shape == (n,)
+
+
+def test_max_actions_kwarg_compiles_lazily_and_refuses_larger_problems(monkeypatch):
+    import pddlgym_sl.envs.problems as problems
+
+    compiled = []
+    real = problems.load_task
+    monkeypatch.setattr(problems, "load_task", lambda d, p: compiled.append(p.name) or real(d, p))
+    env = PDDLEnv(domain="ferry", problems=train_files(), max_actions=30, heuristics=())
+    assert env.action_space == gym.spaces.Discrete(30) and compiled == [SIZES[0]]
+    env.reset(seed=0, options={"problem": SIZES[1]})
+    with pytest.raises(pddlgym_sl.PDDLError, match="50 ground actions, more than max_actions=30"):
+        env.reset(options={"problem": SIZES[2]})
+
+
+def test_problems_compile_once_per_process(monkeypatch):
+    """max_actions needs every problem compiled: once, kept, and shared by the sub-envs."""
+    import pddlgym_sl.envs.problems as problems
+
+    compiled = []
+    real = problems.load_task
+    monkeypatch.setattr(problems, "load_task", lambda d, p: compiled.append(p.name) or real(d, p))
+    envs = gym.make_vec(
+        "pddl/ferry-v1", num_envs=3, vectorization_mode="sync", problems=train_files(), heuristics=()
+    )
+    envs.reset(seed=0)
+    for _ in range(20):
+        envs.step(np.array([int(np.flatnonzero(m)[0]) for m in envs.call("action_masks")]))
+    assert sorted(compiled) == sorted(SIZES)
+    envs.close()
+
+
+def test_action_table_names_every_ground_action():
+    env = PDDLEnv(domain="ferry", problems=train_files(), heuristics=(), action_table=True)
+    schema = env.schema
+    assert schema.actions == ("sail", "board", "debark") and schema.action_arities == (2, 2, 2)
+    assert env.observation_space["actions"].shape == (50, 3)
+    for name in SIZES:
+        obs, _ = env.reset(seed=0, options={"problem": name})
+        task, table = env.task, env.action_table
+        assert table.dtype == np.int64 and table.shape == (50, 3)
+        assert np.array_equal(obs["actions"], table) and obs in env.observation_space
+        rows = [
+            f"({schema.actions[r[0]]} {' '.join(task.objects[o] for o in r[1:] if o >= 0)})"
+            for r in table[: task.n_actions]
+        ]
+        assert rows == list(task.actions)
+        assert (table[task.n_actions :] == -1).all()
+        # The argument indices are the ilg object nodes.
+        names = env._encoder.node_names(env.state)
+        assert [names[o] for o in table[0, 1:]] == task.actions[0].strip("()").split()[1:]
+
+
+@pytest.mark.parametrize("obs", OBS_TYPES)
+def test_action_table_in_every_observation_type(obs):
+    env = gym.make("pddl/ferry-v1", problems=train_files(), domain="ferry", obs=obs, action_table=True)
+    run_check_env(env.unwrapped)
+    space = env.observation_space
+    assert isinstance(space, gym.spaces.Dict) and "actions" in space.spaces
+    if obs == "nlm":  # a Dict already: the table is one key more
+        assert set(space.spaces) == {"arity0", "arity1", "arity2", "object_mask", "actions"}
+    else:
+        assert set(space.spaces) == {"state", "actions"}
+    env.close()
+
+
+@pytest.mark.parametrize("obs", ["ilg", "hypergraph"])
+def test_padded_graphs_hold_the_graph(obs):
+    from pddlgym_sl.envs.encoders.padding import unpad_graph
+
+    padded = gym.make("pddl/ferry-v1", problems=train_files(), obs=obs, padded=True, heuristics=()).unwrapped
+    plain = PDDLEnv(domain="ferry", problems=train_files(), obs=obs, heuristics=())
+    run_check_env(padded)
+    space = padded.observation_space
+    sizes = [ENCODERS[obs].padding(padded.schema, padded.task_of(i)) for i in range(3)]
+    assert space["nodes"].shape[0] == max(s["max_nodes"] for s in sizes) > min(s["max_nodes"] for s in sizes)
+    assert space["edges"].shape == (max(s["max_edges"] for s in sizes),)
+    rng = np.random.default_rng(0)
+    for name in SIZES:
+        a, info = padded.reset(seed=0, options={"problem": name})
+        b, _ = plain.reset(seed=0, options={"problem": name})
+        for _ in range(15):
+            assert a in space and data_equivalence(unpad_graph(a), b, exact=True)
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            a, _, _, _, info = padded.step(action)
+            b, _, _, _, _ = plain.step(action)
+
+
+def test_flat_over_several_problems_is_zero_padded():
+    env = PDDLEnv(domain="ferry", problems=train_files(), obs="flat", heuristics=())
+    single = [PDDLEnv(domain="ferry", problems=[f], obs="flat", heuristics=()) for f in train_files()]
+    assert env.observation_space.n == max(s.observation_space.n for s in single)
+    for name, one in zip(SIZES, single, strict=True):
+        obs, _ = env.reset(seed=0, options={"problem": name})
+        ref, _ = one.reset(seed=0)
+        assert np.array_equal(obs[: len(ref)], ref) and not obs[len(ref) :].any()
+
+
+def test_unsupported_render_modes_follow_gymnasium():
+    """SB3's make_vec_env passes render_mode="rgb_array": a warning, and render() returns None."""
+    with pytest.warns(UserWarning, match="render_mode='rgb_array' is not supported"):
+        env = PDDLEnv(domain="ferry", limit=1, heuristics=(), render_mode="rgb_array")
+    env.reset(seed=0)
+    with pytest.warns(UserWarning, match="returns None"):
+        assert env.render() is None
+
+
 # --------------------------------------------------------------------------- vectorised
 def test_make_vec_sync_flat():
     envs = gym.make_vec(
@@ -334,11 +532,16 @@ def test_make_vec_sync_flat():
         ({"domain_file": DOMAINS / "ferry" / "domain.pddl"}, "needs problems="),
         ({}, "no domain"),
         ({"domain": "ferry", "split": "train", "problems": ["x.pddl"]}, "either split= .* or problems="),
-        ({"domain": "ferry", "obs": "flat", "limit": 2}, "ONE problem"),
         ({"domain": "ferry", "heuristics": ["lmcut", "h*"]}, "unknown heuristic.*'h\\*'"),
         ({"domain": "ferry", "problem": "ferry-l99-c1-s1"}, "unknown problem 'ferry-l99-c1-s1'"),
         ({"domain": "ferry", "limit": 0}, "limit must be a positive int"),
-        ({"domain": "ferry", "render_mode": "human"}, "unknown render_mode 'human'"),
+        ({"domain": "ferry", "obs": "nlm", "padded": True}, "pads graph observations"),
+        ({"domain": "ferry", "limit": 2, "max_actions": 0}, "max_actions must be a positive int"),
+        ({"domain": "ferry", "limit": 2, "max_actions": 2.5}, "max_actions must be a positive int"),
+        (
+            {"domain": "ferry", "limit": 2, "obs_kwargs": {"max_nodes": 10}},
+            "needs both max_nodes and max_edges",
+        ),
         (
             {"domain": "ferry", "obs": "flat", "problem": 0, "obs_kwargs": {"colour": 1}},
             "takes no option colour",
@@ -348,6 +551,19 @@ def test_make_vec_sync_flat():
 def test_bad_kwargs_give_clear_errors(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         PDDLEnv(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"domain": "ferry", "obs": "flat", "limit": 2}, "ONE problem in -v0"),
+        ({"domain": "ferry", "limit": 2, "max_actions": 50}, "need the -v1 ids"),
+        ({"domain": "ferry", "limit": 2, "action_table": True}, "need the -v1 ids"),
+    ],
+)
+def test_v0_keeps_its_interface(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        PDDLEnvV0(**kwargs)
 
 
 def test_bad_kwargs_through_gym_make_and_reset():

@@ -1,8 +1,8 @@
 """Gymnasium environments: `PDDLEnv`, its observation encoders, and the registration table.
 
 ``import pddlgym_sl`` registers the ids below (Gymnasium 1.x has no plugin discovery, so
-registration happens at import; ``gym.make("pddlgym_sl:pddl/ferry-v0")`` imports the package
-first). The environment module itself is only imported by `gym.make`, through the entry point.
+registration happens at import; ``gym.make("pddlgym_sl:pddl/ferry-v1")`` imports the package
+first).
 
 =====================  ===========  ==================
 id                     domain       max_episode_steps
@@ -11,10 +11,13 @@ pddl/blocksworld-v1    blocksworld  500
 pddl/ferry-v1          ferry        500
 pddl/gripper-v1        gripper      500
 pddl/visitall-v1       visitall     500
+pddl/custom-v1         (yours)      500
 =====================  ===========  ==================
 
-and the same ids with ``-v0`` (kept for compatibility; `PDDLEnv`'s Version History says what
-changed). The ids come from the domain specs (`domains.DOMAINS`, `DomainSpec.env_ids`).
+and the four domains' ids with ``-v0`` (`PDDLEnvV0`, kept for compatibility; `PDDLEnv`'s
+Version History says what changed). The domain ids come from the domain specs
+(`domains.DOMAINS`, `DomainSpec.env_ids`); ``pddl/custom-v1`` plays any domain and needs
+``domain_file=`` and ``problems=``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from gymnasium.envs.registration import register, registry
 
 import domains
 
-ENTRY_POINT = "pddlgym_sl.envs.pddl_env:PDDLEnv"
+ENTRY_POINTS = {
+    0: "pddlgym_sl.envs.pddl_env:PDDLEnvV0",
+    1: "pddlgym_sl.envs.pddl_env:PDDLEnv",
+}
+"""Environment class of each id version ``pddl/<name>-v<N>``."""
+CUSTOM_ENV_ID = "pddl/custom-v1"
+"""The generic id: your own domain through ``domain_file=`` and ``problems=``."""
 MAX_EPISODE_STEPS = 500
 
 
@@ -36,19 +45,40 @@ ENV_IDS: dict[str, str] = env_ids()
 """Registered id -> paper domain name (the domains registered when this module was imported)."""
 
 
+def _version(env_id: str) -> int:
+    return int(env_id.rsplit("-v", 1)[1])
+
+
 def register_envs() -> None:
-    """Register the id of every domain in `domains.DOMAINS` (idempotent; call it again after adding
-    a domain at run time)."""
+    """Register the id of every domain in `domains.DOMAINS` and the generic id (idempotent; call
+    it again after adding a domain at run time)."""
     for env_id, domain in env_ids().items():
         if env_id not in registry:
             register(
                 id=env_id,
-                entry_point=ENTRY_POINT,
+                entry_point=ENTRY_POINTS[_version(env_id)],
                 kwargs={"domain": domain},
                 max_episode_steps=MAX_EPISODE_STEPS,
             )
+    if CUSTOM_ENV_ID not in registry:
+        register(
+            id=CUSTOM_ENV_ID,
+            entry_point=ENTRY_POINTS[_version(CUSTOM_ENV_ID)],
+            max_episode_steps=MAX_EPISODE_STEPS,
+        )
 
 
 register_envs()
 
-__all__ = ["ENV_IDS", "MAX_EPISODE_STEPS", "env_ids", "register_envs"]
+from pddlgym_sl.envs.pddl_env import PDDLEnv, PDDLEnvV0  # noqa: E402  (after registration, on purpose)
+
+__all__ = [
+    "CUSTOM_ENV_ID",
+    "ENTRY_POINTS",
+    "ENV_IDS",
+    "MAX_EPISODE_STEPS",
+    "PDDLEnv",
+    "PDDLEnvV0",
+    "env_ids",
+    "register_envs",
+]

@@ -1,4 +1,5 @@
-"""`PDDLEnv`: a classical planning problem as a Gymnasium environment."""
+"""`PDDLEnv`: a classical planning problem as a Gymnasium environment (and `PDDLEnvV0`, the
+``-v0`` ids' version of it)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,22 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
+from numba import njit
 
 from pddlgym_sl import successors as _k
+from pddlgym_sl.envs.actions import action_table, action_table_space
 from pddlgym_sl.envs.encoders import ENCODERS, Schema, make_encoder
-from pddlgym_sl.envs.problems import ProblemSet, count_objects, resolve_problems
+from pddlgym_sl.envs.problems import ProblemSet, count_objects, load_shared, resolve_problems
 from pddlgym_sl.errors import ActionTypeError, ConfigError, PDDLError
-from pddlgym_sl.task import CompiledTask, State, load_task
+from pddlgym_sl.task import CompiledTask, State
 
-__all__ = ["ALL_HEURISTICS", "PDDLEnv"]
+__all__ = ["ALL_HEURISTICS", "PDDLEnv", "PDDLEnvV0"]
 
 ALL_HEURISTICS = ("lmcut", "hmax", "blind", "hff", "hadd", "goal_count")
 """Default of the ``heuristics`` kwarg: the three admissible bounds, then the three others."""
+
+GRAPH_OBS = ("ilg", "hypergraph")
+"""Observation types that are `spaces.Graph` unless ``padded=True``."""
 
 
 class PDDLEnv(gym.Env):
@@ -30,35 +36,47 @@ class PDDLEnv(gym.Env):
     A classical planning problem (STRIPS with typing, negative preconditions and equality) as an
     episodic environment: the agent applies ground actions of a PDDL problem until the goal holds.
     Registered ids: ``pddl/blocksworld-v1``, ``pddl/ferry-v1``, ``pddl/gripper-v1`` and
-    ``pddl/visitall-v1`` (the four domains of Núñez-Molina et al., IJCAI 2024, and the same with
-    ``-v0``), each playing a split of generated problems; any domain of your own plays through
-    ``domain_file`` and ``problems``.
+    ``pddl/visitall-v1`` (the four domains of Núñez-Molina et al., IJCAI 2024), each playing a
+    split of generated problems, and ``pddl/custom-v1``, which plays any domain through
+    ``domain_file`` and ``problems``. The ``-v0`` ids are `PDDLEnvV0` (see Version History).
 
     ```python
     env = gym.make("pddlgym_sl:pddl/ferry-v1", split="train", obs="ilg")
     obs, info = env.reset(seed=0)
     action = np.flatnonzero(info["action_mask"])[0]
     obs, reward, terminated, truncated, info = env.step(action)
+    env = gym.make("pddl/custom-v1", domain_file="domain.pddl", problems="problems/")
     ```
 
     Each episode plays one problem, drawn uniformly with ``self.np_random`` from the
     environment's problems unless pinned (``problem=`` kwarg, or ``reset(options={"problem": ...})``).
-    Problems are compiled on first draw and kept.
+    Problems are compiled once and shared by the environments of the process
+    (`pddlgym_sl.envs.problems.load_shared`).
 
     ## Action Space
 
-    ``Discrete(n)`` over the ground actions of the *current* problem, in ``task.actions`` order
-    (sorted by name; actions that can never apply or change nothing are not ground actions).
-    ``n`` differs between problems, so ``action_space`` is replaced on `reset` when the drawn
-    problem changes (one space object per problem, so a seeded space stays seeded); vectorised
-    training wants a single problem.
-    ``info["action_mask"]`` (int8, 1 = applicable) and the `action_masks` method (bool, for
-    sb3-contrib's MaskablePPO) give the applicable actions. An action that is not applicable, or
-    not an action of the current problem at all (out of range), is a **no-op**: the state stays,
-    the reward is -1 and ``info["invalid_action"]`` is True. An action that is not an integer
-    (``9.9``, ``"9"``, an array of several values) raises `pddlgym_sl.errors.ActionTypeError` (a
-    `TypeError`): Python and numpy integers and 0-d integer arrays are actions, as for
-    Gymnasium's ``Discrete.contains``; nothing is truncated or parsed.
+    ``Discrete(max_actions)``, the same for every problem of the environment: ``max_actions`` is
+    the largest ground-action count over its problems (every problem is compiled at construction
+    to count them, and kept), or the ``max_actions`` kwarg (then problems compile on first draw, and
+    one with more actions raises `PDDLError`). Action ``a < n`` is the current problem's ground action
+    ``a`` in ``task.actions`` order (sorted by name; actions that can never apply or change nothing
+    are not ground actions), where ``n = task.n_actions``; actions ``n .. max_actions - 1`` belong
+    to no ground action and are never applicable.
+    ``info["action_mask"]`` (int8, length ``max_actions``, 1 = applicable, zero past ``n``) and the
+    `action_masks` method (bool, for sb3-contrib's MaskablePPO) give the applicable actions. An
+    action that is not applicable, or not an action of the current problem at all (``n`` or more,
+    or out of range), is a **no-op**: the state stays, the reward is -1 and
+    ``info["invalid_action"]`` is True. An action that is not an integer (``9.9``, ``"9"``, an
+    array of several values) raises `pddlgym_sl.errors.ActionTypeError` (a `TypeError`): Python
+    and numpy integers and 0-d integer arrays are actions, as for Gymnasium's ``Discrete.contains``;
+    nothing is truncated or parsed.
+
+    What each action is, independently of the problem, is the **action table**
+    (`pddlgym_sl.envs.actions`): row ``a`` holds the schema id (position of the action schema in
+    the domain, ``self.schema.actions``) and the object indices of the arguments (into
+    ``task.objects``: the ``ilg`` object nodes and ``nlm`` object slots), -1 padded; int64,
+    ``(max_actions, 1 + max action arity)``. It is the `action_table` attribute, and part of the
+    observation with ``action_table=True``.
 
     ## Observation Space
 
@@ -74,7 +92,17 @@ class PDDLEnv(gym.Env):
       environment's problems (smaller problems are zero-padded).
     - ``"hypergraph"``: the STRIPS-HGN delete-relaxed hypergraph as a bipartite ``spaces.Graph``
       (fact and action nodes with float32 features, precondition and add-effect edges).
-    - ``"flat"``: ``spaces.MultiBinary`` fact vector of one fixed problem (needs a single problem).
+    - ``"flat"``: ``spaces.MultiBinary`` fact vector of one problem, zero-padded to the longest
+      vector over the environment's problems (its positions mean different atoms in different
+      problems: a policy reading it plays one problem).
+
+    ``padded=True`` turns the graph observations into fixed-size `spaces.Dict` s of Boxes
+    (`pddlgym_sl.envs.encoders.padding`: ``nodes``, ``edges``, ``edge_links``, ``n_nodes``,
+    ``n_edges``, sized for the largest graph of the environment's problems): the form that
+    Stable-Baselines3 and the shared memory of Gymnasium's `AsyncVectorEnv` accept.
+    ``action_table=True`` adds the action table under the key ``"actions"``: the observation
+    becomes ``{"state": <observation>, "actions": table}``, or, when the observation already is a
+    `spaces.Dict` (``nlm``, padded graphs), that dict with an ``"actions"`` key more.
 
     ## Rewards
 
@@ -99,9 +127,18 @@ class PDDLEnv(gym.Env):
     Python floats (``inf`` for a dead end) computed on the returned state by
     `pddlgym_sl.heuristics`.
 
+    ## Vector Environments
+
+    ``gym.make_vec("pddl/ferry-v1", num_envs=4, vectorization_mode="sync" | "async", ...)`` works
+    for every observation type, each sub-environment drawing its own problems (all share the
+    action space). Gymnasium's async mode passes observations through shared memory, which has no
+    room for variable-size graphs: for ``ilg`` and ``hypergraph`` pass
+    ``vector_kwargs={"shared_memory": False}`` or ``padded=True``. SB3's ``make_vec_env`` works
+    with the observation types SB3 supports (``flat``, ``nlm``, padded graphs).
+
     ## Arguments
 
-    - ``domain``: paper domain name (set by the registered id).
+    - ``domain``: paper domain name (set by the registered id; None for ``pddl/custom-v1``).
     - ``split``: ``"train"`` (default), ``"val"``, ``"test"`` or ``"plan"``: the paper's problem
       sets, generated on first use into ``$PDDLGYM_SL_CACHE`` (default ``~/.cache/pddlgym_sl/problems``).
     - ``problems``: your own problems instead of a split: a directory (its ``*.pddl`` problem
@@ -111,26 +148,40 @@ class PDDLEnv(gym.Env):
     - ``limit``: use only the first ``limit`` problems (split order: sorted by parameters, then
       seed; directories: file-name order).
     - ``obs``: ``"ilg"``, ``"nlm"``, ``"hypergraph"`` or ``"flat"``; ``obs_kwargs``: options of the
-      encoder (``flat``: ``static``, ``goal``; ``hypergraph``: ``static``; ``nlm``: ``n_objects``).
+      encoder (``flat``: ``static``, ``goal``, ``size``; ``hypergraph``: ``static``; ``nlm``:
+      ``n_objects``; ``ilg`` and ``hypergraph``: ``max_nodes``, ``max_edges``). Sizes not given
+      are the largest over the environment's problems.
+    - ``padded``: fixed-size graph observations (``ilg``, ``hypergraph``; see above).
+    - ``max_actions``: the size of the action space (default: the largest action count of the
+      problems); ``action_table``: add the action table to the observation.
     - ``heuristics``: names of the heuristics computed for ``info`` on every `reset`/`step`
       (default all six; ``()`` for a fast RL loop).
-    - ``render_mode``: None or ``"ansi"`` (true atoms and goal as text).
+    - ``render_mode``: None or ``"ansi"`` (true atoms and goal as text). Other modes follow
+      Gymnasium's convention: a warning, and `render` returns None (SB3's ``make_vec_env`` passes
+      ``"rgb_array"``).
 
     Bad arguments raise `pddlgym_sl.errors.ConfigError` (a ``ValueError``) naming the problem.
 
     ## Version History
 
-    - v1: the core grounds with Fast Downward's translator (core version 2): actions that can never
-      apply or that change nothing (gripper's ``move rooma rooma``), and atoms that never change
-      (they become static atoms) or cannot influence the goal, are gone, so the action and fact
-      numbering changed on blocksworld, gripper and visitall (ferry's is unchanged); negative
-      preconditions and equality are supported; the heuristic values in ``info`` are Fast
-      Downward's.
-    - v0: initial version (pyperplan's grounding). Kept as an id; since core version 2 it plays
-      on the same grounding as v1.
+    - v1: one action space per environment, ``Discrete(max_actions)`` over all its problems (the
+      mask zero-padded), so vector environments and SB3 can draw different problems; the action
+      table (`action_table` attribute, ``action_table=True``); ``padded=True``; ``flat`` over
+      several problems (zero-padded). The core grounds with Fast Downward's translator (core
+      version 2): actions that can never apply or that change nothing (gripper's ``move rooma
+      rooma``), and atoms that never change (they become static atoms) or cannot influence the
+      goal, are gone, so the action and fact numbering changed on blocksworld, gripper and
+      visitall (ferry's is unchanged); negative preconditions and equality are supported; the
+      heuristic values in ``info`` are Fast Downward's.
+    - v0: initial version (pyperplan's grounding), kept as an id (`PDDLEnvV0`): ``Discrete(n)``
+      over the current problem's actions, replaced on `reset` when the drawn problem changes (so
+      vector environments need a single problem), ``flat`` on one problem only, no action table.
+      Since core version 2 it plays on the same grounding as v1.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    fixed_action_space: ClassVar[bool] = True
+    """True: ``Discrete(max_actions)`` for every problem (v1); False: per problem (v0)."""
 
     def __init__(
         self,
@@ -143,45 +194,108 @@ class PDDLEnv(gym.Env):
         limit: int | None = None,
         obs: str = "ilg",
         obs_kwargs: dict[str, Any] | None = None,
+        padded: bool = False,
+        max_actions: int | None = None,
+        action_table: bool = False,
         heuristics: Sequence[str] | str = ALL_HEURISTICS,
         render_mode: str | None = None,
     ) -> None:
         if obs not in ENCODERS:
             raise ConfigError(f"unknown observation type {obs!r}; expected one of {', '.join(ENCODERS)}")
+        if padded and obs not in GRAPH_OBS:
+            raise ConfigError(f"padded=True pads graph observations ({', '.join(GRAPH_OBS)}), not {obs!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"unknown render_mode {render_mode!r}; expected None or 'ansi'")
+            gym.logger.warn(
+                f"render_mode={render_mode!r} is not supported ({self.metadata['render_modes']}); "
+                "render() will return None"
+            )
         self.problem_set: ProblemSet = resolve_problems(
             domain, split=split, problems=problems, domain_file=domain_file, problem=problem, limit=limit
         )
-        if obs == "flat" and len(self.problem_set) > 1:
-            raise ConfigError(
-                "obs='flat' is a fact vector of ONE problem, but this environment has "
-                f"{len(self.problem_set)}; "
-                "select one with problem=<index or file name>, problems=[file] or limit=1"
-            )
+        if not self.fixed_action_space:
+            if max_actions is not None or action_table:
+                raise ConfigError("max_actions= and action_table= need the -v1 ids (pddl/<domain>-v1)")
+            if obs == "flat" and len(self.problem_set) > 1:
+                raise ConfigError(
+                    "obs='flat' is a fact vector of ONE problem in -v0, but this environment has "
+                    f"{len(self.problem_set)}; select one with problem=<index or file name>, "
+                    "problems=[file] or limit=1, or use the -v1 id"
+                )
         self.heuristic_names = _check_heuristics(heuristics)
         self.render_mode = render_mode
         self.obs_type = obs
-        self._obs_kwargs = dict(obs_kwargs or {})
         try:
             self.schema = Schema.from_domain_file(self.problem_set.domain_file)
         except PDDLError as exc:
             raise ConfigError(f"cannot read the domain: {exc}") from None
-        if obs == "nlm" and "n_objects" not in self._obs_kwargs:
-            self._obs_kwargs["n_objects"] = max(
-                count_objects(f, self.schema.n_constants) for f in self.problem_set.files
-            )
 
         self._tasks: dict[int, CompiledTask] = {}
         self._encoders: dict[int, Any] = {}
         self._evaluators: dict[int, tuple[tuple[str, str, Any], ...]] = {}
         self._action_spaces: dict[int, spaces.Discrete] = {}
+        self._tables: dict[int, np.ndarray] = {}
+        self.max_actions: int | None = None  # task_of checks it once set
+        self._obs_kwargs: dict[str, Any] = {}  # task_of checks nlm's n_objects once set
+        self._obs_kwargs = self._observation_options(dict(obs_kwargs or {}), padded)
+        if self.fixed_action_space:
+            self.max_actions = self._resolve_max_actions(max_actions)
+        self._with_table = bool(action_table)
 
-        # Compile the first problem now: it fixes the initial action space and checks that the
+        # Compile the first problem now: it fixes the initial action space (v0) and checks that the
         # observation encoder accepts the options.
         self._select(0)
-        self.observation_space = self._encoder.space
+        self.observation_space = self._observation_space()
+        if self.fixed_action_space:
+            self.action_space = spaces.Discrete(self.max_actions)
         self._words: np.ndarray | None = None
+
+    # ----------------------------------------------------------------- construction
+    def _all_tasks(self) -> list[CompiledTask]:
+        """Every problem compiled (each once; kept)."""
+        return [self.task_of(i) for i in range(len(self.problem_set))]
+
+    def _observation_options(self, options: dict[str, Any], padded: bool) -> dict[str, Any]:
+        """The encoder options with the sizes that make one observation space fit every problem:
+        ``nlm``'s object slots (from a scan of the files), ``flat``'s length over several problems
+        and the padded graphs' sizes (from the compiled problems), unless given."""
+        cls = ENCODERS[self.obs_type]
+        if self.obs_type == "nlm":
+            if "n_objects" not in options:
+                consts = self.schema.n_constants
+                options["n_objects"] = max(count_objects(f, consts) for f in self.problem_set.files)
+            return options
+        wanted = ()
+        if self.obs_type == "flat" and len(self.problem_set) > 1:
+            wanted = ("size",)
+        elif padded:
+            wanted = ("max_nodes", "max_edges")
+        missing = [k for k in wanted if k not in options]
+        if missing:
+            given = {k: v for k, v in options.items() if k not in wanted}
+            try:
+                sizes = [cls.padding(self.schema, task, **given) for task in self._all_tasks()]
+            except TypeError as exc:
+                raise ConfigError(f"bad obs_kwargs {given}: {exc}") from None
+            options.update({k: max(s[k] for s in sizes) for k in missing})
+        return options
+
+    def _resolve_max_actions(self, max_actions: int | None) -> int:
+        if max_actions is None:
+            return max(1, *(task.n_actions for task in self._all_tasks()))
+        if isinstance(max_actions, bool) or not isinstance(max_actions, int | np.integer) or max_actions < 1:
+            raise ConfigError(f"max_actions must be a positive int or None, got {max_actions!r}")
+        return int(max_actions)
+
+    def _observation_space(self) -> spaces.Space:
+        space = self._encoder.space
+        if not self._with_table:
+            return space
+        scanned = [count_objects(f, self.schema.n_constants) for f in self.problem_set.files]
+        n_objects = max(*scanned, *(len(t.objects) for t in self._tasks.values()))
+        table = action_table_space(self.schema, self.max_actions, n_objects)
+        if isinstance(space, spaces.Dict):
+            return spaces.Dict({**space.spaces, "actions": table})
+        return spaces.Dict({"state": space, "actions": table})
 
     # ----------------------------------------------------------------- problems
     @property
@@ -194,29 +308,56 @@ class PDDLEnv(gym.Env):
         task = self._tasks.get(index)
         if task is None:
             path = self.problem_set.files[index]
-            task = load_task(self.problem_set.domain_file, path)
-            if self.obs_type == "nlm" and len(task.objects) > self._obs_kwargs["n_objects"]:
+            task = load_shared(self.problem_set.domain_file, path)
+            if self.obs_type == "nlm" and len(task.objects) > self._obs_kwargs.get("n_objects", np.inf):
                 raise PDDLError(
                     f"problem has {len(task.objects)} objects, more than the {self._obs_kwargs['n_objects']} "
                     "object slots of the nlm observation space",
                     file=path,
                 )
+            if self.max_actions is not None and task.n_actions > self.max_actions:
+                raise PDDLError(
+                    f"problem has {task.n_actions} ground actions, more than max_actions={self.max_actions}",
+                    file=path,
+                )
             self._tasks[index] = task
         return task
+
+    @property
+    def action_table(self) -> np.ndarray:
+        """The current problem's action table (see Action Space; a fresh int64 array)."""
+        if not self.fixed_action_space:
+            raise ConfigError("the action table needs the -v1 ids (pddl/<domain>-v1)")
+        return self._table.copy()
 
     def _select(self, index: int) -> None:
         """Make problem `index` current: task, encoder, heuristics, action space, kernel arrays."""
         task = self.task_of(index)
         if index not in self._encoders:
             self._encoders[index] = make_encoder(self.obs_type, self.schema, task, **self._obs_kwargs)
-            self._action_spaces[index] = spaces.Discrete(max(1, task.n_actions))
+            if self.fixed_action_space:
+                self._tables[index] = action_table(self.schema, task, self.max_actions)
+            else:
+                self._action_spaces[index] = spaces.Discrete(max(1, task.n_actions))
         self._index = index
         self.task = task
         self._encoder = self._encoders[index]
         self._encode = self._encoder.encode
-        self.action_space = self._action_spaces[index]
+        if self.fixed_action_space:
+            self._table = self._tables[index]
+            self._mask_size = self.max_actions
+            if self._with_table:
+                self._encode = _with_table(self._encoder.encode, self._table)
+        else:
+            self.action_space = self._action_spaces[index]
+            self._mask_size = task.n_actions
         self._problem_name = self.problem_set.names[index]
         self._pre = (task.pre_ptr, task.pre_idx, task.neg_ptr, task.neg_idx)
+        # The mask kernel and its arguments: padding costs a second call only when there is any.
+        if task.n_actions == self._mask_size:
+            self._mask_of, self._mask_args = _k.action_mask, self._pre
+        else:
+            self._mask_of, self._mask_args = _padded_action_mask, (*self._pre, self._mask_size)
         self._eff = (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx)
         self._goal = (task.goal, task.goal_neg)
         self._solvable = task.solvable
@@ -256,7 +397,7 @@ class PDDLEnv(gym.Env):
             self._select(index)
         words = np.array(self.task.init.words)  # writeable copy
         self._words = words
-        self._mask = _k.action_mask(words, *self._pre)
+        self._mask = self._mask_of(words, *self._mask_args)
         self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
         return self._encode(words), self._info(words, False)
 
@@ -268,7 +409,7 @@ class PDDLEnv(gym.Env):
         if 0 <= a < self._n_actions and self._mask[a]:
             words = _k.apply_action(words, a, *self._eff)
             self._words = words
-            self._mask = _k.action_mask(words, *self._pre)
+            self._mask = self._mask_of(words, *self._mask_args)
             self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
             invalid = False
         else:
@@ -303,8 +444,11 @@ class PDDLEnv(gym.Env):
         return State(self._words.tobytes())
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to gym.make")
+        if self.render_mode != "ansi":
+            gym.logger.warn(
+                f"render() with render_mode={self.render_mode!r} returns None; pass render_mode='ansi' "
+                "to gym.make for text"
+            )
             return None
         if self._words is None:
             return f"problem: {self._problem_name} (not reset)\n"
@@ -321,6 +465,37 @@ class PDDLEnv(gym.Env):
             *goal,
         ]
         return "\n".join(lines) + "\n"
+
+
+class PDDLEnvV0(PDDLEnv):
+    """The ``pddl/<domain>-v0`` ids: `PDDLEnv` with the action space of the current problem,
+    ``Discrete(task.n_actions)``, replaced on `reset` when the drawn problem changes (one space
+    object per problem, so a seeded space stays seeded), and the action mask of that length.
+    Kept for compatibility (see `PDDLEnv`'s Version History); ``max_actions`` and
+    ``action_table`` need v1, and so do vector environments over several problems."""
+
+    fixed_action_space: ClassVar[bool] = False
+
+
+@njit(cache=True)
+def _padded_action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx, size):
+    """`successors.action_mask` zero-padded to `size` entries (one compiled call per step)."""
+    mask = _k.action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx)
+    out = np.zeros(size, dtype=np.int8)
+    out[: mask.shape[0]] = mask
+    return out
+
+
+def _with_table(encode, table: np.ndarray):
+    """An encode function adding the action table to the observation (see Observation Space)."""
+
+    def encode_with_table(words: np.ndarray) -> dict[str, Any]:
+        obs = encode(words)
+        if isinstance(obs, dict):
+            return {**obs, "actions": table.copy()}
+        return {"state": obs, "actions": table.copy()}
+
+    return encode_with_table
 
 
 def _check_heuristics(heuristics: Sequence[str] | str | None) -> tuple[str, ...]:

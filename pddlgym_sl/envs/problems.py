@@ -12,15 +12,17 @@ Two sources of problems:
   domain file, sorted by name) or a list of problem files, played with the paper domain's file
   or with ``domain_file`` (any STRIPS domain).
 
-Nothing is parsed here: tasks are compiled lazily by the environment on first draw. The one thing
-an observation space may need up front, the object count of every problem (``nlm`` pads to the
-largest), comes from `count_objects`, a cheap scan of each file's ``:objects`` section.
+Nothing is parsed here: `load_shared` compiles a problem when the environment asks for it, and
+hands every environment of the process the same `CompiledTask` (a sync vector env over a split
+compiles each problem once, not once per sub-environment). The object count of every problem
+(``nlm`` pads to the largest) comes from `count_objects`, a cheap scan of the ``:objects`` section.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +30,13 @@ from pathlib import Path
 import domains
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.pddl import read_pddl_file
+from pddlgym_sl.task import CompiledTask, load_task
 
 __all__ = [
     "ProblemSet",
     "cache_root",
     "count_objects",
+    "load_shared",
     "problem_files",
     "resolve_problems",
     "split_files",
@@ -206,6 +210,31 @@ def resolve_problems(
     if problem is not None:
         pset = pset.subset(pset.index(problem))
     return pset
+
+
+_SHARED: weakref.WeakValueDictionary[tuple, CompiledTask] = weakref.WeakValueDictionary()
+
+
+def _file_key(path: Path) -> tuple[str, int, int]:
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+def load_shared(domain_file: Path, problem_file: Path) -> CompiledTask:
+    """`load_task`, shared by every caller in the process while one of them holds the task.
+
+    Keyed by both files' resolved paths, modification times and sizes, so an edited file is
+    compiled anew. Tasks are immutable, so sharing them between environments is safe.
+    """
+    try:
+        key = (_file_key(domain_file), _file_key(problem_file))
+    except OSError:
+        return load_task(domain_file, problem_file)  # load_task reports the unreadable file
+    task = _SHARED.get(key)
+    if task is None:
+        task = load_task(domain_file, problem_file)
+        _SHARED[key] = task
+    return task
 
 
 _OBJECTS = re.compile(r"\(\s*:objects\b")

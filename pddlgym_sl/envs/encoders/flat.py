@@ -9,8 +9,9 @@ Layout of the int8 vector (`spaces.MultiBinary`)::
 Facts are in ``task.facts`` order, static atoms in `AtomTable` order (``task.static_atoms``, then
 type atoms). For a fixed problem the static and goal parts are constant: they are kept by default
 (static) so that every observation carries the static atoms, and optional (goal) because a fixed
-goal carries no information. The vector's length depends on the problem, so an environment with
-``obs="flat"`` must be pinned to a single problem.
+goal carries no information. The vector's length depends on the problem: with ``size`` it is
+zero-padded to that length (an environment over several problems pads to its largest). Its
+positions mean different atoms in different problems, so a policy reading it plays one problem.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gymnasium import spaces
 from numba import njit
 
 from pddlgym_sl.envs.encoders.schema import Schema, batch_bits
+from pddlgym_sl.errors import PDDLError
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
@@ -35,9 +37,18 @@ class FlatEncoder:
         task: the compiled problem.
         static: include the static atoms (constant ones) after the facts.
         goal: append the goal membership of every fact.
+        size: zero-pad the vector to this length (default: no padding); `PDDLError` if the task's
+            vector is longer.
     """
 
-    def __init__(self, schema: Schema, task: CompiledTask, static: bool = True, goal: bool = False) -> None:
+    def __init__(
+        self,
+        schema: Schema,
+        task: CompiledTask,
+        static: bool = True,
+        goal: bool = False,
+        size: int | None = None,
+    ) -> None:
         self.schema, self.task = schema, task
         self.n_facts = task.n_facts
         n_static = schema.atom_table(task).n_static if static else 0
@@ -46,9 +57,23 @@ class FlatEncoder:
             g = np.zeros(self.n_facts, dtype=np.int8)
             g[task.goal] = 1
             tail.append(g)
+        length = self.n_facts + sum(len(t) for t in tail)
+        if size is not None and size < length:
+            raise PDDLError(
+                f"the flat vector of task {task.name!r} has {length} entries, more than size={size}",
+                file=task.problem_file,
+            )
+        self.size = length if size is None else int(size)
+        tail.append(np.zeros(self.size - length, dtype=np.int8))
         self._tail = np.concatenate(tail)
-        self.size = self.n_facts + len(self._tail)
         self.space = spaces.MultiBinary(self.size)
+
+    @classmethod
+    def padding(
+        cls, schema: Schema, task: CompiledTask, static: bool = True, goal: bool = False
+    ) -> dict[str, int]:
+        """The smallest ``size`` that fits the vectors of `task`."""
+        return {"size": cls(schema, task, static=static, goal=goal).size}
 
     def encode(self, state: State | np.ndarray) -> np.ndarray:
         """The (size,) int8 vector of one state (a `State` or its uint64 words)."""

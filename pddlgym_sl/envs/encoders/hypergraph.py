@@ -23,6 +23,9 @@ Only the first two columns of fact nodes change from state to state. For a model
 hypergraph itself, `HypergraphEncoder.hyperedges` gives the raw CSR incidence (senders =
 preconditions, receivers = add effects, per action) and `fact_features` / `fact_features_batch`
 the per-state proposition features, so torch-geometric data can be built without the Graph space.
+
+With ``max_nodes`` and ``max_edges`` the observation is the fixed-size padded form of
+`pddlgym_sl.envs.encoders.padding` (a `spaces.Dict` of Boxes); the graph's size is fixed per task.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from gymnasium import spaces
 from gymnasium.spaces import GraphInstance
 from numba import njit
 
+from pddlgym_sl.envs.encoders.padding import check_graph_bounds, pad_graph, padded_graph_space
 from pddlgym_sl.envs.encoders.schema import Schema, batch_bits, state_bits
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
@@ -81,11 +85,23 @@ class HypergraphEncoder:
         schema: the domain's vocabulary (only used for the static atoms).
         task: the compiled problem.
         static: append the static atoms as isolated nodes (default True).
+        max_nodes, max_edges: pad every graph to this size (both or neither); `PDDLError` if the
+            task's graph is larger.
+
+    Attributes:
+        space: the `spaces.Graph`, or its padded `spaces.Dict`.
+        graph_bounds: (nodes, edges) of the task's graphs (the same in every state).
     """
 
-    def __init__(self, schema: Schema, task: CompiledTask, static: bool = True) -> None:
+    def __init__(
+        self,
+        schema: Schema,
+        task: CompiledTask,
+        static: bool = True,
+        max_nodes: int | None = None,
+        max_edges: int | None = None,
+    ) -> None:
         self.schema, self.task = schema, task
-        self.space = hypergraph_space()
         self.n_facts, self.n_actions = task.n_facts, task.n_actions
         n_static = schema.atom_table(task).n_static if static else 0
         self.n_static = n_static
@@ -115,10 +131,23 @@ class HypergraphEncoder:
         self._edges = np.concatenate(
             [np.full(len(pre_action), PRECONDITION, dtype=np.int64), np.full(len(add_action), ADD_EFFECT)]
         ).astype(np.int64)
+        self.graph_bounds = (len(feats), len(self._edges))
+        self._pad = check_graph_bounds(task, self.graph_bounds, max_nodes, max_edges)
+        graph = hypergraph_space()
+        self.space = graph if self._pad is None else padded_graph_space(graph, *self._pad)
 
-    def encode(self, state: State | np.ndarray) -> GraphInstance:
-        """The bipartite graph of `state` (a `State` or its uint64 words); fresh arrays every call."""
+    @classmethod
+    def padding(cls, schema: Schema, task: CompiledTask, static: bool = True) -> dict[str, int]:
+        """The smallest ``max_nodes`` and ``max_edges`` that fit the graphs of `task`."""
+        nodes, edges = cls(schema, task, static=static).graph_bounds
+        return {"max_nodes": nodes, "max_edges": edges}
+
+    def encode(self, state: State | np.ndarray) -> GraphInstance | dict[str, np.ndarray]:
+        """The bipartite graph of `state` (a `State` or its uint64 words; padded if so built);
+        fresh arrays every call."""
         nodes = _features(state.words if isinstance(state, State) else state, self._features, self.n_facts)
+        if self._pad is not None:
+            return pad_graph(GraphInstance(nodes, self._edges, self._edge_links), *self._pad)
         return GraphInstance(nodes, self._edges.copy(), self._edge_links.copy())
 
     def fact_features(self, state: State | np.ndarray) -> np.ndarray:

@@ -23,6 +23,11 @@ heuristics read:
 Arrays: ``nodes`` int64 (n_nodes,), ``edges`` int64 (n_edges,), ``edge_links`` int64 (n_edges, 2)
 as (atom node, object node) rows, atom-major. Encoding a state is one compiled (numba) pass over
 the packed state and index arrays precomputed once per task (a few microseconds per step).
+
+With ``max_nodes`` and ``max_edges`` the observation is the fixed-size padded form of
+`pddlgym_sl.envs.encoders.padding` instead (a `spaces.Dict` of Boxes). A task's graphs have at most
+``n_objects + n_static + n_facts`` nodes (`ILGEncoder.graph_bounds`); `ILGEncoder.padding` gives
+the options that fit one task, and an environment pads to the largest over its problems.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from gymnasium import spaces
 from gymnasium.spaces import GraphInstance
 from numba import njit
 
+from pddlgym_sl.envs.encoders.padding import check_graph_bounds, pad_graph, padded_graph_space
 from pddlgym_sl.envs.encoders.schema import Schema, state_bits
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
@@ -72,16 +78,20 @@ class ILGEncoder:
     Args:
         schema: the domain's vocabulary (`Schema.from_domain_file`); fixes the label numbering.
         task: the compiled problem whose states are encoded.
+        max_nodes, max_edges: pad every graph to this size (both or neither; see the module
+            docstring); `PDDLError` if the task's graphs may be larger.
 
     Attributes:
-        space: the `spaces.Graph` (identical for all tasks of the schema).
+        space: the `spaces.Graph` (identical for all tasks of the schema), or its padded `spaces.Dict`.
         n_objects, n_static: the object nodes and the always-present static atom nodes that open
             every graph of this task.
+        graph_bounds: (nodes, edges) of the largest graph of this task (every fact present).
     """
 
-    def __init__(self, schema: Schema, task: CompiledTask) -> None:
+    def __init__(
+        self, schema: Schema, task: CompiledTask, max_nodes: int | None = None, max_edges: int | None = None
+    ) -> None:
         self.schema, self.task = schema, task
-        self.space = ilg_space(schema)
         table = schema.atom_table(task)
         self.table = table
         self.n_objects = len(task.objects)
@@ -109,9 +119,19 @@ class ILGEncoder:
         self._arg_ptr[1:] = np.cumsum(f_arity)
         f_atom, f_pos = _edge_rows(table.fact_args, f_arity)
         self._arg_obj = np.ascontiguousarray(table.fact_args[f_atom, f_pos])
+        self.graph_bounds = (len(self._prefix_nodes) + self.n_facts, len(s_pos) + len(self._arg_obj))
+        self._pad = check_graph_bounds(task, self.graph_bounds, max_nodes, max_edges)
+        graph = ilg_space(schema)
+        self.space = graph if self._pad is None else padded_graph_space(graph, *self._pad)
 
-    def encode(self, state: State | np.ndarray) -> GraphInstance:
-        """The ILG of `state` (a `State` or its uint64 words); fresh arrays every call."""
+    @classmethod
+    def padding(cls, schema: Schema, task: CompiledTask) -> dict[str, int]:
+        """The smallest ``max_nodes`` and ``max_edges`` that fit every graph of `task`."""
+        nodes, edges = cls(schema, task).graph_bounds
+        return {"max_nodes": nodes, "max_edges": edges}
+
+    def encode(self, state: State | np.ndarray) -> GraphInstance | dict[str, np.ndarray]:
+        """The ILG of `state` (a `State` or its uint64 words; padded if so built); fresh arrays."""
         words = state.words if isinstance(state, State) else state
         nodes, edges, links = _encode(
             words,
@@ -124,7 +144,8 @@ class ILGEncoder:
             self._arg_ptr,
             self._arg_obj,
         )
-        return GraphInstance(nodes, edges, links)
+        graph = GraphInstance(nodes, edges, links)
+        return graph if self._pad is None else pad_graph(graph, *self._pad)
 
     # ----------------------------------------------------------------- for humans
     def label_name(self, label: int) -> str:

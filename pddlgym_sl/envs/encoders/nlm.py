@@ -102,6 +102,11 @@ class NLMEncoder:
             ids = np.flatnonzero(f_arity == k)
             self._facts[key] = (ids, f_flat[ids])
 
+    @classmethod
+    def padding(cls, schema: Schema, task: CompiledTask) -> dict[str, int]:
+        """The smallest ``n_objects`` that fits `task`."""
+        return {"n_objects": len(task.objects)}
+
     def encode(self, state: State | np.ndarray) -> dict[str, np.ndarray]:
         """The tensors of one state (a `State` or its uint64 words)."""
         words = state.words if isinstance(state, State) else state

@@ -54,6 +54,9 @@ class Schema:
         type_closure: type name -> the non-root types an object of that type belongs to (itself and
             its ancestors, root excluded), as predicate names.
         n_constants: number of domain constants (they are objects of every problem).
+        actions: the action schemas' names in declaration order; the position is the *schema id*
+            of a ground action in `pddlgym_sl.envs.actions.action_table`.
+        action_arities: the number of parameters of each action schema.
     """
 
     domain_name: str
@@ -62,6 +65,8 @@ class Schema:
     type_predicates: dict[str, str]
     type_closure: dict[str, tuple[str, ...]]
     n_constants: int = 0
+    actions: tuple[str, ...] = ()
+    action_arities: tuple[int, ...] = ()
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -95,6 +100,8 @@ class Schema:
             type_predicates=type_predicates,
             type_closure=closure,
             n_constants=len(domain.constants),
+            actions=tuple(domain.actions),
+            action_arities=tuple(len(params) for params in domain.actions.values()),
         )
 
     @classmethod
@@ -108,7 +115,8 @@ class Schema:
     def from_task(cls, task: CompiledTask) -> Schema:
         """The schema of the task's domain: parsed from ``task.domain_file`` when the task was loaded
         from disk; otherwise rebuilt from ``task.predicates`` and the object types of this task
-        (a flat type hierarchy, so prefer `from_domain_file` for typed domains)."""
+        (a flat type hierarchy, so prefer `from_domain_file` for typed domains; the action schemas
+        are then those that have ground actions, sorted by name)."""
         if task.domain_file is not None:
             return cls.from_domain_file(task.domain_file)
         names = list(task.predicates)
@@ -121,7 +129,16 @@ class Schema:
                 names.append(pred)
                 arities.append(1)
         closure = {t: (p,) for t, p in type_predicates.items()}
-        return cls(task.domain_name, tuple(names), tuple(arities), type_predicates, closure)
+        signatures = dict(parse_atom(a) for a in sorted(task.actions))  # name -> args of one action
+        return cls(
+            task.domain_name,
+            tuple(names),
+            tuple(arities),
+            type_predicates,
+            closure,
+            actions=tuple(signatures),
+            action_arities=tuple(len(args) for args in signatures.values()),
+        )
 
     # ----------------------------------------------------------------- derived
     @property
@@ -131,6 +148,15 @@ class Schema:
     @property
     def max_arity(self) -> int:
         return max(self.arities, default=0)
+
+    @property
+    def max_action_arity(self) -> int:
+        return max(self.action_arities, default=0)
+
+    @cached_property
+    def action_index(self) -> dict[str, int]:
+        """Action schema name -> schema id."""
+        return {a: i for i, a in enumerate(self.actions)}
 
     @cached_property
     def index(self) -> dict[str, int]:
