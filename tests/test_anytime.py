@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import domains
+from agents.apps import anytime_curves
 from agents.apps.evaluate import Args as EvalArgs
 from agents.apps.evaluate import evaluate
 from agents.apps.supervised import Args, train
@@ -20,9 +21,9 @@ from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from pddlgym_sl import load_task
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import make_heuristic
-from pddlgym_sl.search import SEARCHES, anytime, astar, gbfs
+from pddlgym_sl.search import SEARCHES, anytime, anytime_without_u, astar, gbfs
 
-SMALL = [  # each has a first GBFS + hFF plan above the optimum, but the first
+SMALL = [  # all but the first have a first GBFS + hFF plan above the optimum
     ("ferry", {"locations": 5, "cars": 4}, 1),
     ("ferry", {"locations": 6, "cars": 5}, 3),
     ("gripper", {"balls": 6}, 1),
@@ -102,7 +103,7 @@ def test_heuristic_gets_u_equal_to_c_minus_g(tmp_path):
         assert np.all(upper <= costs[0]) and np.all(upper == np.round(upper))
     # without pass_upper the heuristic is never given u (the pruning-only ablation)
     h2 = Recorder(task)
-    ablation = anytime(task, h2, max_evaluations=None, pass_upper=False)
+    ablation = anytime_without_u(task, h2, max_evaluations=None)
     assert all(u is None for _, u in h2.calls) and ablation.cost == result.cost
 
 
@@ -136,7 +137,7 @@ def test_no_plan_and_bad_bound(tmp_path, write_problem):
 
 
 def test_registered_and_on_the_plan_cli(tmp_path):
-    assert SEARCHES["anytime"] is anytime
+    assert SEARCHES["anytime"] is anytime and SEARCHES["anytime-no-u"] is anytime_without_u
     path = tmp_path / "p.pddl"
     path.write_text(domains.generate_problem("gripper", seed=1, balls=6))
     cmd = [sys.executable, "-m", "pddlgym_sl.plan", str(domains.domain_file("gripper")), str(path)]
@@ -189,3 +190,22 @@ def test_evaluate_cli_search_anytime(tn_run, tiny_dataset, tmp_path):
     assert out.returncode == 0, out.stderr
     summary = json.loads((tmp_path / "hff" / "summary.json").read_text())
     assert summary["search"] == "anytime" and summary["coverage"] == 1.0
+    # the curves and table of plan cost over evaluations
+    curves = [f"{name}={tmp_path / name}" for name in ("gbfs", "anytime", "hff")]
+    args = [
+        "--curves",
+        *curves,
+        "--optimal",
+        str(tiny_dataset / "ferry" / "test"),
+        "--out",
+        str(tmp_path / "plots"),
+        "--name",
+        "ferry",
+    ]
+    assert anytime_curves.main([*args, "--budgets", "10", "3000"]) == 0
+    assert (tmp_path / "plots" / "ferry.png").stat().st_size > 0
+    rows = (tmp_path / "plots" / "ferry.md").read_text().splitlines()[2:]
+    scores = {r.split(" | ")[0].strip("| "): [float(x) for x in r.split(" | ")[1:3]] for r in rows}
+    assert all(0 <= x <= 1 for v in scores.values() for x in v)
+    assert scores["anytime"][1] >= scores["gbfs"][1] > 0  # the anytime curve never ends below GBFS's
+    assert anytime_curves.main(["--curves", "bad", "--optimal", str(tmp_path)]) == 2

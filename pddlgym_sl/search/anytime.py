@@ -46,7 +46,7 @@ from pddlgym_sl.search.gbfs import gbfs
 from pddlgym_sl.search.result import SearchResult
 from pddlgym_sl.task import CompiledTask
 
-__all__ = ["AnytimeResult", "Improvement", "anytime"]
+__all__ = ["AnytimeResult", "Improvement", "anytime", "anytime_without_u"]
 
 _OPEN, _CLOSED, _PRUNED, _DEAD = range(4)
 _TIME_CHECK = 64  # expansions between time-limit checks
@@ -287,3 +287,16 @@ def anytime(
         pruned=totals.pruned,
         iterations=iterations,
     )
+
+
+def anytime_without_u(
+    task: CompiledTask,
+    heuristic: str | BatchHeuristic | BatchEvaluator,
+    max_evaluations: int | None = 10_000,
+    time_limit: float | None = None,
+    *,
+    bound: str = "lmcut",
+) -> AnytimeResult:
+    """`anytime` that never gives the heuristic u: restarts and pruning only, the ablation that
+    shows what u = C − g(s) adds (the same search for a heuristic that takes no u)."""
+    return anytime(task, heuristic, max_evaluations, time_limit, bound=bound, pass_upper=False)
