@@ -19,8 +19,7 @@ learned heuristics are compared with. Its plans are somewhat worse than LAMA's, 
 
 What u guarantees: h*(s) ≤ u(s) always (u is the cost of a real plan from s); u is *not* at most
 the optimal plan's remaining cost -- a satisficing plan can be longer than the optimal one (on the
-training data GBFS + hFF is suboptimal from about one state in ten in ferry and gripper and two in
-three in visitall).
+train splits u > h* on 5% of the ferry states, 14% of gripper's and 54% of visitall's).
 
 Resumable and computed once: a label file is rewritten atomically (keeping every key it holds)
 with its column as soon as its states are done, and a file whose column was made by the same
