@@ -10,8 +10,9 @@ search every improved plan (``improvements``). ``--optimal`` is a labelled split
 (`pddlgym_sl.data`) whose records give each problem's optimal cost C*. At a budget of b
 evaluations a problem scores C*/C for the cheapest plan (cost C) found within b evaluations, and 0
 without one (the IPC's quality score); the curve is the mean score over the problems. Writes
-``<name>.png`` (score against evaluations, log scale) and ``<name>.md`` (the score at each of
-``--budgets``, and at the end: problems with a plan, with an optimal plan, and proved optimal).
+``<name>.png`` (against evaluations, log scale: the score, and the problems whose plan is optimal
+and, dashed, proved optimal) and ``<name>.md`` (the score at each of ``--budgets``, and at the end:
+problems with a plan, with an optimal plan, and proved optimal).
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ __all__ = ["Curve", "load_curve", "main", "quality"]
 
 @dataclass
 class Curve:
-    """One configuration's plans per problem: (evaluations, cost) pairs in order, and the problems
-    whose last plan was proved optimal."""
+    """One configuration's plans per problem: (evaluations, cost) pairs in order, and for the
+    problems whose last plan was proved optimal, the evaluations the proof took."""
 
     label: str
     plans: dict[str, list[tuple[int, int]]]
     limit: int
-    proved: set[str] = field(default_factory=set)
+    proved: dict[str, int] = field(default_factory=dict)
 
 
 def load_curve(label: str, eval_dir: Path) -> Curve:
@@ -46,7 +47,7 @@ def load_curve(label: str, eval_dir: Path) -> Curve:
     files = sorted((eval_dir / "problems").glob("*.json"))
     if not files:
         raise ConfigError(f"no results in {eval_dir / 'problems'} (run python -m agents.evaluate)")
-    plans, proved, limits = {}, set(), set()
+    plans, proved, limits = {}, {}, set()
     for path in files:
         r = json.loads(path.read_text())
         limits.add(r["limit"])
@@ -55,7 +56,7 @@ def load_curve(label: str, eval_dir: Path) -> Curve:
         else:
             plans[r["problem"]] = [(r["evaluations"], r["plan_length"])] if r["solved"] else []
         if r["status"] == "optimal":
-            proved.add(r["problem"])
+            proved[r["problem"]] = r["evaluations"]
     if len(limits) != 1:
         raise ConfigError(f"results under different budgets {sorted(limits)}", file=eval_dir)
     return Curve(label, plans, limits.pop(), proved)
@@ -82,6 +83,12 @@ def quality(curve: Curve, optimal: dict[str, int], budgets: np.ndarray) -> np.nd
     return scores.mean(axis=0)
 
 
+def optimal_found(curve: Curve, optimal: dict[str, int], budgets: np.ndarray) -> np.ndarray:
+    """Problems whose cheapest plan within each budget is optimal."""
+    first = [next((e for e, c in plans if c == optimal[q]), None) for q, plans in curve.plans.items()]
+    return np.array([sum(e is not None and e <= b for e in first) for b in budgets])
+
+
 def table(curves: list[Curve], optimal: dict[str, int], budgets: list[int]) -> str:
     """Markdown: the mean score at each budget, then plans, optimal plans and proofs at the end."""
     head = ["configuration", *(f"score at {b:,}" for b in budgets), "plan", "optimal", "proved optimal"]
@@ -90,7 +97,7 @@ def table(curves: list[Curve], optimal: dict[str, int], budgets: list[int]) -> s
         scores = quality(c, optimal, np.array(budgets))
         n = len(c.plans)
         found = sum(bool(p) for p in c.plans.values())
-        best = sum(bool(p) and p[-1][1] == optimal[q] for q, p in c.plans.items())
+        best = optimal_found(c, optimal, np.array([c.limit]))[0]
         cells = [
             c.label,
             *(f"{s:.3f}" for s in scores),
@@ -110,15 +117,22 @@ def plot(curves: list[Curve], optimal: dict[str, int], path: Path, title: str) -
 
     limit = max(c.limit for c in curves)
     budgets = np.unique(np.geomspace(1, limit, 400).astype(int))
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for c in curves:
-        ax.step(budgets, quality(c, optimal, budgets), where="post", label=c.label)
-    ax.set_xscale("log")
-    ax.set_xlabel("node evaluations")
-    ax.set_ylabel("mean C*/C (0 without a plan)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    fig, (score_ax, count_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for k, c in enumerate(curves):
+        color = f"C{k}"
+        score_ax.step(budgets, quality(c, optimal, budgets), where="post", color=color, label=c.label)
+        count_ax.step(budgets, optimal_found(c, optimal, budgets), where="post", color=color, label=c.label)
+        if c.proved:
+            proofs = [sum(e <= b for e in c.proved.values()) for b in budgets]
+            count_ax.step(budgets, proofs, where="post", color=color, linestyle="--")
+    score_ax.set_ylabel("mean C*/C (0 without a plan)")
+    count_ax.set_ylabel(f"problems of {len(curves[0].plans)} with an optimal plan (dashed: proved)")
+    for ax in (score_ax, count_ax):
+        ax.set_xscale("log")
+        ax.set_xlabel("node evaluations")
+        ax.grid(alpha=0.3)
+    score_ax.legend(fontsize=8)
+    fig.suptitle(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
