@@ -119,12 +119,16 @@ def plot(curves: list[Curve], optimal: dict[str, int], path: Path, title: str) -
     budgets = np.unique(np.geomspace(1, limit, 400).astype(int))
     fig, (score_ax, count_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
     for k, c in enumerate(curves):
-        color = f"C{k}"
-        score_ax.step(budgets, quality(c, optimal, budgets), where="post", color=color, label=c.label)
-        count_ax.step(budgets, optimal_found(c, optimal, budgets), where="post", color=color, label=c.label)
+        style = {
+            "where": "post",
+            "color": f"C{k}",
+            "linewidth": 1.2 + 2.4 * (len(curves) - 1 - k) / len(curves),
+        }
+        score_ax.step(budgets, quality(c, optimal, budgets), label=c.label, **style)  # later lines thinner:
+        count_ax.step(budgets, optimal_found(c, optimal, budgets), **style)  # equal curves stay visible
         if c.proved:
             proofs = [sum(e <= b for e in c.proved.values()) for b in budgets]
-            count_ax.step(budgets, proofs, where="post", color=color, linestyle="--")
+            count_ax.step(budgets, proofs, linestyle="--", **style)
     score_ax.set_ylabel("mean C*/C (0 without a plan)")
     count_ax.set_ylabel(f"problems of {len(curves[0].plans)} with an optimal plan (dashed: proved)")
     for ax in (score_ax, count_ax):
