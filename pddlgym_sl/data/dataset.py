@@ -41,7 +41,7 @@ class LabelledSplit:
         values: heuristic name -> (N,) float64 (`LABEL_HEURISTICS`). features: (N, 4) float64.
         upper: (N,) float64 cost of a satisficing plan from each state (inf: none found), or None
             when not every problem has one (`python -m pddlgym_sl.data.upper` adds it).
-        upper_method: how ``upper`` was computed (`pddlgym_sl.data.upper.UPPER_METHOD`), or None.
+        upper_method: how ``upper`` was computed (`pddlgym_sl.data.upper.upper_method`), or None.
     """
 
     split_dir: Path

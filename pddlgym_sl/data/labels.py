@@ -17,15 +17,17 @@ key             shape / dtype           meaning
 ``facts``       (n_facts,) unicode      the task's fact names (bit i of a state = facts[i])
 ``problem``     () unicode              problem file name
 ``core``        () int64                `CORE_VERSION` of the task the labels were made with
-``upper``       (n+1,) float64          optional: cost of a satisficing plan from each state
-                                        (an upper bound on h*; inf where none was found),
-                                        added by `pddlgym_sl.data.upper`
-``upper_method``() unicode              optional, with ``upper``: how it was computed
-                                        (`pddlgym_sl.data.upper.UPPER_METHOD`, versioned)
 ==============  ======================  ==================================================
 
-Optional keys are additive: a file without them loads as before (``upper`` is None), and
-`add_columns` adds keys to a file while keeping every key it already holds.
+Optional keys, added later by `pddlgym_sl.data.upper` (a file without them loads as before, with
+``upper`` None; `add_columns` adds keys to a file and keeps every key it already holds):
+
+================  ====================  ==================================================
+``upper``         (n+1,) float64        cost of a satisficing plan from each state (an
+                                        upper bound on h*; inf where none was found)
+``upper_method``  () unicode            how it was computed: search, budget and version
+                                        (`pddlgym_sl.data.upper.upper_method`)
+================  ====================  ==================================================
 
 Labels made by another core (another grounding or other heuristic values) are rejected on
 loading (`StaleLabelsError`), so they are never mixed with new ones.
