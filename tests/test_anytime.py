@@ -5,6 +5,7 @@ the budget, and ``agents.evaluate --search anytime`` end to end."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -156,6 +157,7 @@ def tn_run(tiny_dataset, tmp_path_factory):
 def test_learned_tn_heuristic_values_respect_u(tn_run, tmp_path):
     task = _task(tmp_path, "ferry", {"locations": 6, "cars": 5}, 3)
     learned = LearnedHeuristic(TrainedModel.load(tn_run), task)
+    assert "upper" in inspect.signature(learned.batch).parameters  # how anytime knows to pass u
     seen = []
 
     class Spy:
