@@ -29,16 +29,21 @@ Options (all recorded in :attr:`Head.config`, so ``make_head(**head.config)`` re
     bound, ``h* = l`` is common for a tight ``l`` and the NLL rewards ``μ → −∞``).  N uses ``l`` only
     for ``clip``.
 ``upper``
-    Upper bound when the caller passes none: ``"none"`` = ``1e5``, the paper's stand-in for a missing
-    bound (appendix B.2), or ``"inf"`` = ``+∞`` (exact; ``agents.distributions`` handles it).  An
-    explicit ``upper`` tensor (e.g. a satisficing plan cost) is opened to ``u + 0.1`` for TN; ``+∞``
-    entries stay ``+∞``.
+    Where the upper bound ``u`` comes from.  ``"none"``: nowhere, ``1e5``, the paper's stand-in for a
+    missing bound (appendix B.2); ``"inf"``: nowhere, ``+∞`` (exact; ``agents.distributions``
+    handles it); ``"plan"``: training passes the data's ``upper`` column (the cost of a satisficing
+    plan from the state, `pddlgym_sl.data.upper`; :attr:`Head.upper_key`), and where the caller
+    passes no ``u`` -- plain GBFS, which knows no plan from a new state -- ``1e5`` as ``"none"``.
+    An explicit ``upper`` tensor (a plan's cost, or ``C − g(s)`` in anytime search,
+    `pddlgym_sl.search.anytime`) is opened to ``u + 0.1`` for TN; ``+∞`` entries stay ``+∞``.
 
 Search-time value (:meth:`Head.heuristic`):
 
 * N: ``μ``; with ``clip=True``: ``min(max(μ, l), u)`` with the raw bound ``l`` (the paper's "+clip";
   with the default upper bound this is ``max(μ, l)``).
-* TN: ``E[x]`` of ``TN(μ, σ, l − 0.1, u)`` (Eq. 10).  It always satisfies ``l − 0.1 ≤ E[x] ≤ u``, but
+* TN: ``E[x]`` of ``TN(μ, σ, l − 0.1, u)`` (Eq. 10); with an explicit ``u``, ``min(E[x], u)`` of
+  ``TN(μ, σ, l − 0.1, u + 0.1)``: h* ≤ u is certain, and the open bound alone would leave up to 0.1
+  above it, so the search value respects ``u``.  It always satisfies ``l − 0.1 ≤ E[x] ≤ u``, but
   ``E[x] ≥ l`` is *not* guaranteed: for ``μ ≪ l`` the mass piles up at the open bound and
   ``E[x] ≈ l − 0.1 + σ²/(l − 0.1 − μ)``.  ``E[x] ≥ l`` holds e.g. whenever ``μ ≥ l`` and ``u ≥ l + 0.1``.
   ``clip=True`` applies the same clipping to ``[l, u]`` (the paper reports "+clip" only for N).
@@ -79,10 +84,13 @@ BOUNDS = BOUND_NAMES
 """Lower bounds: the admissible heuristics of `pddlgym_sl.heuristics.HEURISTICS` (lmcut, hmax, blind)."""
 RESIDUALS = ("none", INFORMATIVE_NAMES[0], BOUND_NAMES[0])
 """No residual, or one over the most informative heuristic of either kind (hff, lmcut)."""
-UPPERS = ("none", "inf")
-
 OPEN_BOUND_EPS = 0.1  # appendix B.3: l − ε, u + ε
 MISSING_BOUND = 1e5  # appendix B.2
+_DEFAULT_UPPER = {"none": MISSING_BOUND, "inf": math.inf, "plan": MISSING_BOUND}
+"""Per ``upper`` option, ``u`` where the caller passes none."""
+_UPPER_COLUMNS = {"plan": "upper"}
+"""Per ``upper`` option that reads ``u`` from the data, its label column (`LabelledSplit.upper`)."""
+UPPERS = tuple(_DEFAULT_UPPER)
 FIXED_SIGMA = 1.0 / math.sqrt(2.0)  # N NLL = squared error + const
 SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0  # σ = 0.1 + 10 sigmoid(raw), as pddlsl's ModelWrapper._clip_sigma
 
@@ -133,6 +141,11 @@ class Head:
         return self.bound
 
     @property
+    def upper_key(self) -> str | None:
+        """Label column to pass as ``upper`` in training (``None``: the default ``u``)."""
+        return _UPPER_COLUMNS.get(self.upper)
+
+    @property
     def residual_key(self) -> str | None:
         """Name of the heuristic to pass as ``residual_base`` (``None``: not used)."""
         return None if self.residual == "none" else self.residual
@@ -168,11 +181,10 @@ class Head:
         return mu, sigma
 
     def upper_bound(self, upper: Tensor | None, like: Tensor) -> Tensor:
-        """Raw upper bound ``u``: the given tensor, else ``1e5`` (``upper="none"``) or ``+∞``."""
+        """Raw upper bound ``u``: the given tensor, else the default of the ``upper`` option (1e5 or +∞)."""
         if upper is not None:
             return self._like(upper, like)
-        fill = MISSING_BOUND if self.upper == "none" else math.inf
-        return torch.full((), fill, dtype=like.dtype, device=like.device)
+        return torch.full((), _DEFAULT_UPPER[self.upper], dtype=like.dtype, device=like.device)
 
     def _clip(self, value: Tensor, lower: Tensor, upper: Tensor | None) -> Tensor:
         lo = self._like(lower, value)
@@ -217,12 +229,18 @@ class Head:
         raise NotImplementedError
 
     def heuristic_values(
-        self, raw: Tensor, lower: np.ndarray, residual_base: np.ndarray | None, clip: bool = False
+        self,
+        raw: Tensor,
+        lower: np.ndarray,
+        residual_base: np.ndarray | None,
+        clip: bool = False,
+        upper: np.ndarray | None = None,
     ) -> np.ndarray:
         """`heuristic` for search, without gradients: float64 values of a batch of states whose
-        bounds are given as arrays (no upper bound: the default ``u``)."""
+        bounds are given as arrays (``upper`` None: the default ``u``)."""
         base = None if residual_base is None else torch.from_numpy(np.asarray(residual_base))
-        h = self.heuristic(raw.detach(), torch.from_numpy(np.asarray(lower)), base, clip=clip)
+        high = None if upper is None else torch.from_numpy(np.asarray(upper))
+        h = self.heuristic(raw.detach(), torch.from_numpy(np.asarray(lower)), base, high, clip=clip)
         return h.double().cpu().numpy()
 
 
@@ -278,10 +296,17 @@ class TruncatedGaussianHead(Head):
         clip: bool = False,
     ) -> Tensor:
         mean = self.distribution(raw, lower, residual_base, upper).mean
+        if upper is not None:
+            mean = torch.minimum(mean, self._like(upper, mean))  # h* ≤ u: not the 0.1 of the open bound
         return self._clip(mean, lower, upper) if clip else mean
 
     def heuristic_values(
-        self, raw: Tensor, lower: np.ndarray, residual_base: np.ndarray | None, clip: bool = False
+        self,
+        raw: Tensor,
+        lower: np.ndarray,
+        residual_base: np.ndarray | None,
+        clip: bool = False,
+        upper: np.ndarray | None = None,
     ) -> np.ndarray:
         """`heuristic` for search: ``E[x]`` by the compiled `agents.tn_mean.tn_mean` (the same
         formula, in float64 from ``raw``'s values): the torch `TruncatedGaussian` costs about a
@@ -305,8 +330,12 @@ class TruncatedGaussianHead(Head):
         else:
             sigma = np.full_like(mu, FIXED_SIGMA)
         lower = np.asarray(lower, dtype=np.float64)
-        upper = MISSING_BOUND if self.upper == "none" else math.inf
-        mean = tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, upper)
+        if upper is None:
+            mean = tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, _DEFAULT_UPPER[self.upper])
+            upper = _DEFAULT_UPPER[self.upper]
+        else:
+            upper = np.asarray(upper, dtype=np.float64)
+            mean = np.minimum(tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, upper + OPEN_BOUND_EPS), upper)
         return np.minimum(np.maximum(mean, lower), upper) if clip else mean
 
 

@@ -1,6 +1,7 @@
 """Accuracy of a learned heuristic on a labelled split (the paper's Table 1 metrics).
 
-- ``mse``: mean of (h(s) − h*(s))² with the search-time value h (N: μ; TN: E[x]);
+- ``mse``: mean of (h(s) − h*(s))² with the search-time value h (N: μ; TN: E[x]; a head trained
+  with the data's upper bounds, ``upper="plan"``, gets them here too);
 - ``mse_clip``: the same with h clipped below by the raw admissible bound (the paper's "+clip",
   reported for N);
 - ``nll``: mean negative log-likelihood of h* under the model's distribution (the training loss).
@@ -13,18 +14,28 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from agents.errors import AgentError
 from agents.heads import Head
 from agents.inputs import TrainingInputs
 from pddlgym_sl.data.dataset import LabelledSplit
 
 
 def bound_inputs(split: LabelledSplit, head: Head, rows: np.ndarray, device: torch.device):
-    """(target h*, lower bound l, residual base) tensors of `rows` for `head`."""
+    """(target h*, lower bound l, residual base, upper bound u) tensors of `rows` for `head`;
+    the residual base and u are None where the head uses none (u: `Head.upper_key`)."""
     target = torch.as_tensor(split.h_star[rows], dtype=torch.float32, device=device)
     lower = torch.as_tensor(split.values[head.lower_key][rows], dtype=torch.float32, device=device)
     key = head.residual_key
     base = torch.as_tensor(split.values[key][rows], dtype=torch.float32, device=device) if key else None
-    return target, lower, base
+    upper = None
+    if head.upper_key is not None:
+        if split.upper is None:
+            raise AgentError(
+                f"upper={head.upper!r} needs upper bounds in {split.split_dir}: "
+                f"add them with python -m pddlgym_sl.data.upper {split.split_dir}"
+            )
+        upper = torch.as_tensor(split.upper[rows], dtype=torch.float32, device=device)
+    return target, lower, base, upper
 
 
 @torch.no_grad()
@@ -43,12 +54,12 @@ def evaluate_split(
     for start in range(0, len(split), batch_size):
         rows = np.arange(start, min(start + batch_size, len(split)))
         raw = model(inputs.batch(rows, device))
-        target, lower, base = bound_inputs(split, head, rows, device)
-        h = head.heuristic(raw, lower, base)
-        h_clip = head.heuristic(raw, lower, base, clip=True)
+        target, lower, base, upper = bound_inputs(split, head, rows, device)
+        h = head.heuristic(raw, lower, base, upper)
+        h_clip = head.heuristic(raw, lower, base, upper, clip=True)
         sq.append((h - target).square().double().cpu())
         sq_clip.append((h_clip - target).square().double().cpu())
-        nll.append(head.nll(raw, target, lower, base).double().cpu())
+        nll.append(head.nll(raw, target, lower, base, upper).double().cpu())
     model.train(was_training)
     return {
         "mse": float(torch.cat(sq).mean()),

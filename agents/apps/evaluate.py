@@ -2,16 +2,22 @@
 
     python -m agents.evaluate --run runs/<id> [--split plan] [--limit 10000] [--jobs N] [--clip]
     python -m agents.evaluate --heuristic hff --domain ferry [--split plan]
+    python -m agents.evaluate --run runs/<id> --search anytime   # restarting GBFS, u = C − g(s)
 
 The paper's planning protocol (Table 2): eager GBFS with a budget of ``--limit`` node evaluations
 (10,000) on the problems of a split (``plan``: 100 test-size problems); a problem counts as
 solved when a plan is found within the budget, and an unsolved problem counts the whole budget
 in the average evaluations. The learned heuristic evaluates all successors of an expansion in
 one forward pass (N: μ, N+clip: max(μ, l), TN: E[x]); every plan is validated by replay.
+``--search`` picks another search of `pddlgym_sl.search.SEARCHES` under the same budget: ``anytime``
+goes on after the first plan, restarting GBFS with the incumbent's cost C as an upper bound (the
+TN value gets u = C − g(s), nodes with g + LM-cut ≥ C are pruned); its per-problem results also
+list every improved plan with its cost and evaluation count (``improvements``).
 
 Problems: ``<data>/<domain>/<split>/problems`` of the run's dataset when that directory exists,
 otherwise the split of the paper's Table 3 (generated once into the problem cache). Results go to
-``<run>/eval/<split>[-clip]/`` (baselines: ``runs/baselines/<domain>__<heuristic>/eval/<split>/``):
+``<run>/eval/<split>[-clip][-<search>]/`` (no suffix for gbfs; baselines:
+``runs/baselines/<domain>__<heuristic>/eval/<split>[-<search>]/``):
 one JSON per problem (written atomically; finished problems are skipped on a re-run) and
 ``summary.json``. ``--accuracy`` also writes the test-split accuracy (Table 1: MSE, MSE+clip,
 NLL, beside hFF and LM-cut) to ``<run>/eval/accuracy.json``.
@@ -26,7 +32,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -38,8 +44,11 @@ from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.envs.problems import problem_files, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
-from pddlgym_sl.search import gbfs
+from pddlgym_sl.search import SEARCHES, SearchResult
 from pddlgym_sl.task import load_task
+
+SEARCH_NAMES = tuple(SEARCHES)
+DEFAULT_SEARCH = "gbfs"
 
 
 @dataclass
@@ -62,6 +71,8 @@ class Args:
     """evaluate only N problems, evenly spread over the sorted split (so every size is kept)"""
     clip: bool = False
     """N+clip: clip mu below by the admissible bound"""
+    search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
+    """search algorithm (pddlgym_sl.search.SEARCHES); anytime: restarting GBFS with u = C - g(s)"""
     jobs: int = 1
     """parallel processes (each runs its own copy of the model on one thread)"""
     device: str = "cpu"
@@ -81,9 +92,18 @@ class Args:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(run: str | None, heuristic: str | None, clip: bool, device: str, threads: int) -> None:
+def _init_worker(
+    run: str | None,
+    heuristic: str | None,
+    clip: bool,
+    device: str,
+    threads: int,
+    search: str = DEFAULT_SEARCH,
+) -> None:
     torch.set_num_threads(threads)
-    _WORKER.update(run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None)
+    _WORKER.update(
+        run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, search=search
+    )
     if run is not None:
         from agents.learned_heuristic import TrainedModel
 
@@ -103,7 +123,7 @@ def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
         )
     else:
         heuristic = _WORKER["heuristic"]
-    result = gbfs(task, heuristic, max_evaluations=limit)
+    result = SEARCHES[_WORKER["search"]](task, heuristic, max_evaluations=limit)
     if result.solved:
         task.validate_plan(result.plan)  # raises PlanError on an invalid plan
     return {
@@ -117,7 +137,14 @@ def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
         "seconds": round(result.seconds, 4),
         "limit": limit,
         "plan": result.plan,
+        **_extra_fields(result),
     }
+
+
+def _extra_fields(result: SearchResult) -> dict[str, Any]:
+    """What a search adds to `SearchResult` (anytime: improvements, pruned, iterations)."""
+    base = SearchResult.__dataclass_fields__
+    return {k: v for k, v in result.to_dict().items() if k not in base}
 
 
 # ------------------------------------------------------------------ driver side
@@ -161,21 +188,22 @@ def evaluate(args: Args) -> dict[str, Any]:
     domain_file = (data / domain / args.split / "domain.pddl") if data is not None else None
     if domain_file is None or not domain_file.is_file():
         domain_file = domains.domain_file(domain)
+    suffix = "" if args.search == DEFAULT_SEARCH else f"-{args.search}"
     if args.out is not None:
         out = args.out
     elif args.run is not None:
-        out = args.run / "eval" / (args.split + ("-clip" if args.clip else ""))
+        out = args.run / "eval" / (args.split + ("-clip" if args.clip else "") + suffix)
     else:
-        out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / args.split
+        out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / (args.split + suffix)
     (out / "problems").mkdir(parents=True, exist_ok=True)
     pending = [f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit)]
 
     threads = 1 if args.jobs > 1 else torch.get_num_threads()
-    init = (str(args.run) if args.run else None, args.heuristic, args.clip, args.device, threads)
+    init = (str(args.run) if args.run else None, args.heuristic, args.clip, args.device, threads, args.search)
     bar = tqdm(
         total=len(files),
         initial=len(files) - len(pending),
-        desc=f"gbfs {domain}/{args.split}",
+        desc=f"{args.search} {domain}/{args.split}",
         unit="problem",
         disable=args.quiet,
         dynamic_ncols=True,
@@ -208,6 +236,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         "domain": domain,
         "split": args.split,
         "clip": args.clip,
+        "search": args.search,
         **summarize(results, args.limit),
         "wall_seconds": round(time.perf_counter() - start, 2),
     }

@@ -45,7 +45,7 @@ from agents.checkpoint import (
     save_weights,
 )
 from agents.config_files import resolve_config
-from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, make_head
+from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPERS, make_head
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.models import MODELS, make_model, model_spec
 from agents.sampler import BucketSampler
@@ -75,6 +75,9 @@ class Args:
     """mu = model output + this heuristic"""
     bound: Literal[BOUNDS] = "lmcut"
     """admissible lower bound l of TN (also the +clip bound of N)"""
+    upper: Literal[UPPERS] = "none"
+    """upper bound u of TN: none (1e5, the paper), inf, or plan: the data's satisficing plan costs,
+    TN(mu, sigma, l - 0.1, u + 0.1) (add them with python -m pddlgym_sl.data.upper)"""
     steps: int | None = None
     """training steps (default 3000; when resuming, the stored value; the paper: 40,000, see configs/)"""
     batch_size: int = 256
@@ -127,7 +130,8 @@ def run_name(args: Args) -> str:
 
 
 def ensure_dataset(args: Args) -> None:
-    """Create the small default dataset when it is asked for and absent."""
+    """Create the small default dataset when it is asked for and absent (with upper bounds when
+    the head trains with them)."""
     root = args.data / args.domain
     if all(any((root / s / "labels").glob("*.npz")) for s in ("train", "val", args.test_split)):
         return
@@ -136,7 +140,8 @@ def ensure_dataset(args: Args) -> None:
         from pddlgym_sl.data.generate import run as generate
 
         print("creating the small ferry dataset in data/small (once; about a minute)")
-        generate(GenArgs(preset="small", out=args.data, quiet=args.quiet))
+        upper = make_head(args.dist, upper=args.upper).upper_key is not None
+        generate(GenArgs(preset="small", out=args.data, quiet=args.quiet, upper=upper))
         return
     raise ConfigError(missing_dataset_message(args))
 
@@ -187,7 +192,9 @@ class Trainer:
         root = args.data / args.domain
         self.train = load_split(root / "train", max_problems=args.train_problems, seed=args.seed)
         self.val = load_split(root / "val")
-        self.head = make_head(args.dist, sigma=args.sigma, residual=args.residual, bound=args.bound)
+        self.head = make_head(
+            args.dist, sigma=args.sigma, residual=args.residual, bound=args.bound, upper=args.upper
+        )
         spec = model_spec(args.model)
         self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
         torch.manual_seed(args.seed)
@@ -221,14 +228,14 @@ class Trainer:
     def train_step(self) -> dict[str, float]:
         rows = self.sampler.batch(self.step)
         raw = self.model(self.inputs["train"].batch(rows, self.device))
-        target, lower, base = bound_inputs(self.train, self.head, rows, self.device)
-        loss = self.head.nll(raw, target, lower, base).mean()
+        target, lower, base, upper = bound_inputs(self.train, self.head, rows, self.device)
+        loss = self.head.nll(raw, target, lower, base, upper).mean()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip)
         self.optimizer.step()
         with torch.no_grad():
-            mse = (self.head.heuristic(raw, lower, base) - target).square().mean()
+            mse = (self.head.heuristic(raw, lower, base, upper) - target).square().mean()
             sigma = self.head.mu_sigma(raw, base)[1].mean()
         return {"nll": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
 

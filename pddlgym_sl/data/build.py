@@ -5,7 +5,8 @@ Layout of a split directory ``<root>/<domain>/<split>/``::
     problems/<file>.pddl     the solved problems (the attempt that succeeded)
     labels/<slot>.npz        labelled plan states (format: `pddlgym_sl.data.labels`)
     records/<slot>.json      one record per finished slot, solved or failed
-    manifest.json            solver, limits, generator parameters and every record
+    manifest.json            solver, limits, generator parameters and every record (and "upper":
+                             how the optional upper bounds were made, `pddlgym_sl.data.upper`)
     labels.npz               all labels of the split in one file, for fast loading
     domain.pddl              a copy of the domain file (the split is self-contained)
 
@@ -35,6 +36,7 @@ from pddlgym_sl import __version__
 from pddlgym_sl.data.dataset import CONSOLIDATED, consolidate
 from pddlgym_sl.data.labels import check_core, heuristic_values
 from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
+from pddlgym_sl.data.upper import add_upper
 from pddlgym_sl.fd import fast_downward_version
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
 from pddlgym_sl.task import CORE_VERSION, load_task
@@ -72,11 +74,13 @@ def build_split(
     jobs: int = 1,
     progress: bool = True,
     rebuild: bool = False,
+    upper: bool = False,
 ) -> dict[str, Any]:
     """Solve and label every slot not yet finished in `split_dir`; write and return the manifest.
 
     A `split_dir` made by another core version raises `StaleLabelsError`; with `rebuild`, its
-    contents are deleted first and the split is built from scratch."""
+    contents are deleted first and the split is built from scratch. With `upper`, every labelled
+    state also gets its upper bound u (`pddlgym_sl.data.upper`; resumable, computed once)."""
     stale = _stale_core(split_dir) if split_dir.is_dir() else None
     if stale is not None:
         if not rebuild:
@@ -127,6 +131,8 @@ def build_split(
     manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
     if manifest["summary"]["solved"]:
         consolidate(split_dir)
+        if upper:
+            manifest["upper"] = add_upper(split_dir, progress=progress)
     return manifest
 
 
@@ -153,8 +159,9 @@ def write_manifest(
     records = read_records(split_dir)
     ordered = [records[slot_name(s)] for s in slots if slot_name(s) in records]
     solved = [r for r in ordered if r["status"] == "solved"]
-    previous = split_dir / "manifest.json"
-    runs = json.loads(previous.read_text()).get("runs", []) if previous.is_file() else []
+    path = split_dir / "manifest.json"
+    previous = json.loads(path.read_text()) if path.is_file() else {}
+    runs = previous.get("runs", [])
     runs.append({"finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(run_seconds, 2)})
     manifest = {
         "format": MANIFEST_FORMAT,
@@ -188,6 +195,7 @@ def write_manifest(
         },
         "runs": runs,
         "problems": ordered,
+        **({"upper": previous["upper"]} if "upper" in previous else {}),
     }
     atomic_write_json(split_dir / "manifest.json", manifest)
     return manifest

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS, check_core, load_labels
+from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS, ProblemLabels, check_core, load_labels
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_save_npz
 from pddlgym_sl.task import CORE_VERSION, CompiledTask, load_task
@@ -39,6 +39,9 @@ class LabelledSplit:
         facts_digest: per problem, `facts_digest` of the task the labels were made with.
         problem_of: (N,) int32 problem index of each state. h_star: (N,) float64.
         values: heuristic name -> (N,) float64 (`LABEL_HEURISTICS`). features: (N, 4) float64.
+        upper: (N,) float64 cost of a satisficing plan from each state (inf: none found), or None
+            when not every problem has one (`python -m pddlgym_sl.data.upper` adds it).
+        upper_method: how ``upper`` was computed (`pddlgym_sl.data.upper.upper_method`), or None.
     """
 
     split_dir: Path
@@ -50,6 +53,8 @@ class LabelledSplit:
     h_star: np.ndarray
     values: dict[str, np.ndarray]
     features: np.ndarray
+    upper: np.ndarray | None = None
+    upper_method: str | None = None
     _tasks: dict[int, CompiledTask] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -84,6 +89,8 @@ class LabelledSplit:
             h_star=self.h_star[rows],
             values={k: v[rows] for k, v in self.values.items()},
             features=self.features[rows],
+            upper=None if self.upper is None else self.upper[rows],
+            upper_method=self.upper_method,
         )
 
 
@@ -110,8 +117,17 @@ def consolidate(split_dir: str | Path) -> Path:
         h_star=np.concatenate([lab.h_star for lab in labels]).astype(np.int32),
         features=np.concatenate([lab.features for lab in labels]).reshape(-1, len(FEATURE_NAMES)),
         **{n: np.concatenate([lab.values[n] for lab in labels]) for n in LABEL_HEURISTICS},
+        **_upper_column(labels),
     )
     return path
+
+
+def _upper_column(labels: list[ProblemLabels]) -> dict[str, np.ndarray]:
+    """The split's ``upper`` and ``upper_method`` when every problem has u by the same method."""
+    methods = {lab.upper_method for lab in labels}
+    if not labels or len(methods) != 1 or None in methods:
+        return {}
+    return {"upper": np.concatenate([lab.upper for lab in labels]), "upper_method": np.array(methods.pop())}
 
 
 def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int = 0) -> LabelledSplit:
@@ -144,6 +160,8 @@ def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int
             h_star=z["h_star"].astype(np.float64),
             values={n: z[n] for n in LABEL_HEURISTICS},
             features=z["features"],
+            upper=z["upper"] if "upper" in z.files else None,
+            upper_method=str(z["upper_method"]) if "upper" in z.files else None,
         )
     if max_problems is not None and max_problems < len(data.problems):
         data = data.subset(sorted(random.Random(seed).sample(range(len(data.problems)), max_problems)))

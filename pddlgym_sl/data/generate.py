@@ -4,6 +4,7 @@
     python -m pddlgym_sl.data.generate --domain ferry --split all      # train, val and test
     python -m pddlgym_sl.data.generate --preset small            # the training quick start's data
     python -m pddlgym_sl.data.generate --domain-file D.pddl --problems DIR --split mine
+    python -m pddlgym_sl.data.generate --domain ferry --split train --upper  # also u (data.upper)
 
 Writes ``<out>/<domain>/<split>/`` (see `pddlgym_sl.data.build`); re-running resumes. Fast Downward
 (A* + LM-cut) solves each problem under a time/memory limit — 5 min / 8 GB for train and val,
@@ -63,6 +64,9 @@ class Args:
     """no progress bar"""
     rebuild: bool = False
     """delete and rebuild a split labelled by an older core version (instead of refusing it)"""
+    upper: bool = False
+    """also give every labelled state an upper bound u: the cost of a GBFS + hFF plan from it
+    (pddlgym_sl.data.upper; a finished split only gains the column)"""
 
     def __post_init__(self) -> None:
         check_ranges(self, positive=("jobs", "limit", "time_limit", "memory_limit", "retries"))
@@ -92,6 +96,7 @@ def run(args: Args) -> list[dict]:
                 jobs=args.jobs,
                 progress=not args.quiet,
                 rebuild=args.rebuild,
+                upper=args.upper,
             )
             for split, specs in preset.splits.items()
         ]
@@ -122,6 +127,7 @@ def run(args: Args) -> list[dict]:
             jobs=args.jobs,
             progress=not args.quiet,
             rebuild=args.rebuild,
+            upper=args.upper,
         )
         for split, slots in plan.items()
     ]

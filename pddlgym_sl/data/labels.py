@@ -19,6 +19,16 @@ key             shape / dtype           meaning
 ``core``        () int64                `CORE_VERSION` of the task the labels were made with
 ==============  ======================  ==================================================
 
+Optional keys, added later by `pddlgym_sl.data.upper` (a file without them loads as before, with
+``upper`` None; `add_columns` adds keys to a file and keeps every key it already holds):
+
+================  ====================  ==================================================
+``upper``         (n+1,) float64        cost of a satisficing plan from each state (an
+                                        upper bound on h*; inf where none was found)
+``upper_method``  () unicode            how it was computed: search, budget and version
+                                        (`pddlgym_sl.data.upper.upper_method`)
+================  ====================  ==================================================
+
 Labels made by another core (another grounding or other heuristic values) are rejected on
 loading (`StaleLabelsError`), so they are never mixed with new ones.
 """
@@ -48,6 +58,7 @@ __all__ = [
     "LABEL_HEURISTICS",
     "ProblemLabels",
     "StaleLabelsError",
+    "add_columns",
     "check_core",
     "label_plan",
     "load_labels",
@@ -80,6 +91,8 @@ class ProblemLabels:
     values: dict[str, np.ndarray]
     features: np.ndarray
     facts: tuple[str, ...]
+    upper: np.ndarray | None = None
+    upper_method: str | None = None
 
     def __len__(self) -> int:
         return len(self.h_star)
@@ -138,7 +151,21 @@ def save_labels(path: str | Path, labels: ProblemLabels) -> None:
         problem=np.array(labels.problem),
         core=np.array(CORE_VERSION),
         **{name: labels.values[name] for name in LABEL_HEURISTICS},
+        **_upper_columns(labels.upper, labels.upper_method),
     )
+
+
+def _upper_columns(upper: np.ndarray | None, method: str | None) -> dict[str, np.ndarray]:
+    return {} if upper is None else {"upper": np.asarray(upper, np.float64), "upper_method": np.array(method)}
+
+
+def add_columns(path: str | Path, **arrays: np.ndarray) -> None:
+    """Rewrite the label file `path` atomically with `arrays` added (or replaced), keeping every
+    other key it holds, including keys this version does not know."""
+    with np.load(path, allow_pickle=False) as z:
+        check_core(int(z["core"]) if "core" in z.files else 1, path)
+        kept = {k: z[k] for k in z.files if k not in arrays}
+    atomic_save_npz(path, **kept, **arrays)
 
 
 def load_labels(path: str | Path) -> ProblemLabels:
@@ -154,4 +181,6 @@ def load_labels(path: str | Path) -> ProblemLabels:
             values={name: z[name] for name in LABEL_HEURISTICS},
             features=z["features"],
             facts=tuple(z["facts"].tolist()),
+            upper=z["upper"] if "upper" in z.files else None,
+            upper_method=str(z["upper_method"]) if "upper" in z.files else None,
         )
