@@ -303,7 +303,7 @@ def load_policy(run_dir: Path):
 def train_relational(args: Args) -> tuple[Path, Any, dict[str, Any]]:
     """Train the relational policy on the split: (run directory, network, training metrics)."""
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import DummyVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
     from agents.checkpoint import save_model_config, save_weights
     from agents.policies.maskable import RelationalMaskablePolicy
@@ -327,6 +327,9 @@ def train_relational(args: Args) -> tuple[Path, Any, dict[str, Any]]:
         env_kwargs=env_kwargs,
         vec_env_cls=DummyVecEnv,
     )
+    # Returns of -1 per step reach -100: scaled to unit size, the critic's loss no longer swamps
+    # the actor's gradients in the GNN they share (the logged episode returns stay unscaled).
+    venv = VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=args.gamma)
     policy_kwargs = {"hidden": args.hidden, "layers": args.layers}
     model = _ppo(RelationalMaskablePolicy, venv, args, run_dir, policy_kwargs=policy_kwargs)
     start, cpu_start = time.perf_counter(), time.process_time()
