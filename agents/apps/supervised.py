@@ -58,7 +58,8 @@ class Args:
     """Train a learned heuristic with a N or TN head (flags follow the paper's notation)."""
 
     dist: Literal[DISTS] = "tn"
-    """distribution of h*: Gaussian (n; NLL = MSE with fixed sigma) or truncated Gaussian (tn)"""
+    """distribution of h*: Gaussian (n; NLL = MSE with fixed sigma), truncated Gaussian (tn) or categorical
+    over the costs 0..H (cat: cross-entropy, argmax; needs --residual none)"""
     model: Literal[MODEL_NAMES] = "nlm"
     """network: Neural Logic Machine, STRIPS-HGN or linear regression on 4 features"""
     domain: str = "ferry"
@@ -145,7 +146,13 @@ class Trainer:
         root = args.data / args.domain
         self.train = load_split(root / "train", max_problems=args.train_problems, seed=args.seed)
         self.val = load_split(root / "val")
-        self.head = make_head(args.dist, sigma=args.sigma, residual=args.residual, bound=args.bound)
+        self.head = make_head(
+            args.dist,
+            sigma=args.sigma,
+            residual=args.residual,
+            bound=args.bound,
+            max_cost=int(self.train.h_star.max()),
+        )
         spec = model_spec(args.model)
         self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
         torch.manual_seed(args.seed)
