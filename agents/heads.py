@@ -49,6 +49,15 @@ under the predicted distribution, so every head reports it on the same ``[0, 1]`
 * TN: ``P(ĥ − ½ ≤ X ≤ ĥ + ½)`` for ``X ~ TN(μ, σ, l − 0.1, u)`` with ``ĥ = E[X]``; the bucket is cut
   at the support's ends, so near the bound a TN can be confident with a larger σ than N.
 
+Out-of-distribution training (:meth:`Head.uniform_cross_entropy`, used by `agents.ood` on noise
+states): the loss that teaches low confidence. cat: the cross-entropy from the uniform distribution
+over ``0..H`` to ``p``, ``−1/(H+1) Σ_i log p_i`` (the paper's). N / TN: the cross-entropy from the
+uniform distribution over ``0..H`` to ``N(μ̄, σ)`` with ``μ̄`` the prediction held fixed (detached),
+``log σ + ½ log 2π + (((μ̄ − H/2)² + ((H+1)² − 1)/12) / (2σ²)``: minimised by
+``σ² = E_uniform[(x − μ̄)²]``, so it drives σ up on noise states and has no gradient through μ (it
+pulls no prediction anywhere; shared layers may still move). TN uses the same untruncated form
+(the truncation only renormalises). With ``sigma="fixed"`` there is nothing to learn: it raises.
+
 Search-time value (:meth:`Head.heuristic`):
 
 * N: ``μ``; with ``clip=True``: ``min(max(μ, l), u)`` with the raw bound ``l`` (the paper's "+clip";
@@ -251,6 +260,16 @@ class Head:
         h = self.heuristic(raw.detach(), torch.from_numpy(np.asarray(lower)), base, clip=clip)
         return h.double().cpu().numpy()
 
+    def uniform_cross_entropy(self, raw: Tensor, residual_base: Tensor | None, max_cost: int) -> Tensor:
+        """Per-sample loss that teaches low confidence on out-of-distribution states (see the module
+        docstring): the Gaussian cross-entropy from uniform costs ``0..max_cost``, μ detached."""
+        if self.sigma != "learn":
+            raise AgentError("out-of-distribution training needs a learned sigma (--sigma learn)")
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        h = float(max_cost)
+        spread = (mu.detach() - h / 2).square() + ((h + 1) ** 2 - 1) / 12
+        return torch.log(sigma) + 0.5 * math.log(2 * math.pi) + spread / (2 * sigma.square())
+
     def confidence(
         self,
         raw: Tensor,
@@ -438,6 +457,11 @@ class CategoricalHead(Head):
         mean = (p * costs).sum(-1)
         var = (p * (costs - mean.unsqueeze(-1)).square()).sum(-1)
         return mean, var.clamp(min=0).sqrt()
+
+    def uniform_cross_entropy(self, raw: Tensor, residual_base: Tensor | None, max_cost: int) -> Tensor:
+        """``−1/(H+1) Σ_i log p_i`` over this head's costs (the paper's OOD loss; `max_cost` is ``H``)."""
+        self._check_raw(raw)
+        return -torch.log_softmax(raw, dim=-1).mean(-1)
 
     def distribution(
         self, raw: Tensor, lower: Tensor, residual_base: Tensor | None, upper: Tensor | None = None

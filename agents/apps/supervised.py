@@ -11,8 +11,10 @@ first use, and the default step budget finishes in minutes on a laptop CPU. Pape
 A run directory ``runs/<domain>__<model>__<dist>__<sigma>__<residual>__s<seed>__<time>/`` holds
 TensorBoard events, ``args.json``, ``model.json`` (how to rebuild model and head),
 ``best.safetensors`` (best validation MSE), ``last.pt`` (full training state, loaded with
-``weights_only=True``) and ``metrics.json`` (test metrics of the best checkpoint, beside hFF and
-LM-cut). ``--resume RUN_DIR`` continues an interrupted run; on CPU the result equals an
+``weights_only=True``), ``metrics.json`` (test metrics of the best checkpoint, beside hFF and
+LM-cut) and the confidence files of `agents.confidence` (training-data thresholds, Table 1 of
+Heller et al.). ``--dist cat`` is their categorical head; ``--ood`` their out-of-distribution
+training (`agents.ood`). ``--resume RUN_DIR`` continues an interrupted run; on CPU the result equals an
 uninterrupted run with the same seed (batches are drawn from a per-step seeded generator).
 """
 
@@ -42,15 +44,18 @@ from agents.checkpoint import (
     save_training_state,
     save_weights,
 )
+from agents.confidence import write_run_confidence
 from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, make_head
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.models import MODELS, make_model, model_spec
+from agents.ood import NOISES, NoisePool
 from agents.sampler import BucketSampler
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
 
 MODEL_NAMES = tuple(MODELS)
+OOD_CHOICES = ("none", *NOISES)
 
 
 @dataclass
@@ -98,6 +103,11 @@ class Args:
     """run directory name (default: <domain>__<model>__<dist>__<sigma>__<residual>__s<seed>__<time>)"""
     resume: Path | None = None
     """continue the run in this directory (its args.json is used; --steps may extend it)"""
+    ood: Literal[OOD_CHOICES] = "none"
+    """out-of-distribution training: mix uniform or weighted noise states into each batch and teach low
+    confidence on them (agents/ood.py)"""
+    ood_ratio: float = 0.5
+    """fraction Y of noise states in a batch (B training states plus round(B*Y/(1-Y)) noise states)"""
     config: Path | None = None
     """YAML preset whose keys set the defaults of these flags (command-line flags win)"""
     quiet: bool = False
@@ -166,6 +176,11 @@ class Trainer:
         lr = args.lr if args.lr is not None else spec.lr
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=args.weight_decay)
         self.sampler = BucketSampler(self.inputs["train"].sizes(), args.batch_size, args.seed)
+        self.noise = None
+        if args.ood != "none":
+            self.noise = NoisePool(
+                self.train, args.ood, args.ood_ratio, self.head, spec.training_inputs, args.seed
+            )
         self.step = 0
         self.best_val_mse = math.inf
 
@@ -187,7 +202,8 @@ class Trainer:
         rows = self.sampler.batch(self.step)
         raw = self.model(self.inputs["train"].batch(rows, self.device))
         target, lower, base = bound_inputs(self.train, self.head, rows, self.device)
-        loss = self.head.nll(raw, target, lower, base).mean()
+        nll = self.head.nll(raw, target, lower, base)
+        loss = nll.mean() if self.noise is None else self.noise.loss(self.model, nll, self.step, rows)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip)
@@ -195,7 +211,7 @@ class Trainer:
         with torch.no_grad():
             mse = (self.head.heuristic(raw, lower, base) - target).square().mean()
             sigma = self.head.mu_sigma(raw, base)[1].mean()
-        return {"nll": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
+        return {"nll": nll.mean().item(), "loss": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
 
     def validate(self) -> dict[str, float]:
         return evaluate_split(self.model, self.head, self.inputs["val"], self.val, self.device)
@@ -303,6 +319,17 @@ def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
     load_weights(run_dir / "best.safetensors", trainer.model)
     inputs = model_spec(args.model).training_inputs(test)
     model_metrics = evaluate_split(trainer.model, trainer.head, inputs, test, trainer.device)
+    spec = model_spec(args.model)
+    write_run_confidence(
+        run_dir,
+        trainer.model,
+        trainer.head,
+        spec.training_inputs,
+        trainer.train,
+        test,
+        trainer.device,
+        args.seed,
+    )
     return {
         "test_states": len(test),
         "test_problems": len(test.problems),

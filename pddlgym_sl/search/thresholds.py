@@ -31,6 +31,7 @@ from pddlgym_sl.errors import ConfigError
 
 __all__ = [
     "MIN_GROUP",
+    "THRESHOLDS",
     "AdaptiveThreshold",
     "MeanThreshold",
     "adaptive_threshold",
@@ -150,3 +151,11 @@ def adaptive_threshold(
         values.append(quantile_threshold(members, percent))
         sizes.append(len(members))
     return AdaptiveThreshold(tuple(starts), tuple(values), tuple(sizes))
+
+
+def _mean(predicted: np.ndarray, confidences: np.ndarray, percent: float) -> MeanThreshold:
+    return mean_threshold(confidences, percent)
+
+
+THRESHOLDS = {"mean": _mean, "adaptive": adaptive_threshold}
+"""Threshold kinds: ``(predicted, confidences, percent) -> threshold`` from a training table."""
