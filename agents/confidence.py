@@ -20,6 +20,7 @@ it (from its args.json: the same training problems).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -144,16 +145,16 @@ def confidence_metrics(
 
     values, confidences = predict(model, head, training_inputs(test), test, device)
     correct = np.abs(test.h_star - values) <= 0.5
-    tau = kendalltau(test.h_star, values).statistic if len(test) > 1 else float("nan")
+    tau = kendalltau(test.h_star, values).statistic if len(test) > 1 else math.nan
     out: dict[str, Any] = {
         "states": len(test),
         "confidence_in": float(confidences.mean()),
         "accuracy_in": float(correct.mean()),
-        "kendall_tau": float(tau),
+        "kendall_tau": float(tau) if math.isfinite(tau) else None,  # None: constant predictions
         "reliability": reliability(confidences, correct),
     }
     for kind in NOISES:
-        pool = noise_split(train, kind, 1, seed + 1, head)  # fresh noise: another seed than training's
+        pool = noise_split(train, kind, 1, seed + 1)  # fresh noise: another seed than training's
         rng = np.random.default_rng([seed, 0x7AB1E])
         rows = np.sort(rng.choice(len(pool), size=min(len(pool), NOISE_STATES), replace=False))
         _, noise_conf = predict(model, head, training_inputs(pool), pool, device, rows)

@@ -163,6 +163,11 @@ class Head:
         }
 
     @property
+    def learns_confidence(self) -> bool:
+        """Whether training can change the confidence (N / TN: only with a learned σ)."""
+        return self.sigma == "learn"
+
+    @property
     def lower_key(self) -> str:
         """Name of the admissible heuristic to pass as ``lower``."""
         return self.bound
@@ -263,7 +268,7 @@ class Head:
     def uniform_cross_entropy(self, raw: Tensor, residual_base: Tensor | None, max_cost: int) -> Tensor:
         """Per-sample loss that teaches low confidence on out-of-distribution states (see the module
         docstring): the Gaussian cross-entropy from uniform costs ``0..max_cost``, μ detached."""
-        if self.sigma != "learn":
+        if not self.learns_confidence:
             raise AgentError("out-of-distribution training needs a learned sigma (--sigma learn)")
         mu, sigma = self.mu_sigma(raw, residual_base)
         h = float(max_cost)
@@ -441,6 +446,10 @@ class CategoricalHead(Head):
     @property
     def config(self) -> dict[str, Any]:
         return {**super().config, "max_cost": self.max_cost}
+
+    @property
+    def learns_confidence(self) -> bool:
+        return True
 
     def _check_raw(self, raw: Tensor) -> None:
         if raw.shape[-1] != self.n_outputs:

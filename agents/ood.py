@@ -18,8 +18,11 @@ fraction ``Y`` of the batch and comes from the batch's problems. The loss is the
 whole batch (training states: the head's NLL; noise states: the OOD loss), as the paper mixes them.
 The draw of step t depends only on (seed, t), so a resumed run draws the same noise.
 
-Noise states whose admissible bound or residual heuristic is infinite (relaxed dead ends) are left
-out of the pool: the head needs finite inputs, and search never evaluates such states by the network.
+Noise states from which the goal is not even relaxed-reachable (hmax = ∞, so every heuristic of
+the labels is ∞) are drawn again: search never asks the network about such states (the learned
+heuristic answers ∞ from its admissible bound) and the heads need finite bounds. In domains where
+most random fact vectors are relaxed dead ends (gripper's weighted noise: about 1 in 100 lives) a
+pool can stay short of its size after `MAX_DRAWS` rounds; the remaining live states are used.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from agents.metrics import bound_inputs
 from pddlgym_sl.data.dataset import LabelledSplit
 from pddlgym_sl.data.labels import heuristic_values
 from pddlgym_sl.envs.encoders.schema import batch_bits
+from pddlgym_sl.heuristics import make_heuristic
 
 __all__ = ["NOISES", "NoisePool", "fact_frequencies", "noise_split", "noise_states", "pack_bits"]
 
@@ -75,22 +79,23 @@ def noise_states(
     return pack_bits(bits, task.n_words)
 
 
-def noise_split(split: LabelledSplit, kind: str, per_state: int, seed: int, head: Head) -> LabelledSplit:
-    """A `LabelledSplit` of noise states: `per_state` per state of each problem of `split`, with every
-    label heuristic computed on them (h* is not known: -1), keeping only states `head` can take."""
+def noise_split(split: LabelledSplit, kind: str, per_state: int, seed: int) -> LabelledSplit:
+    """A `LabelledSplit` of noise states: `per_state` per state of each problem of `split` (fewer when
+    `MAX_DRAWS` rounds of drawing do not find that many live ones), with every label heuristic
+    computed on them (h* is not known: -1)."""
     rng = np.random.default_rng([seed, 0x00D])
     states, values, features = [], [], []
     for p in range(len(split.problems)):
-        noise = noise_states(kind, split, p, per_state * len(split.states[p]), rng)
-        v, f = heuristic_values(split.task(p), noise)
-        keys = [head.lower_key] + ([head.residual_key] if head.residual_key else [])
-        keep = np.logical_and.reduce([np.isfinite(v[k]) for k in keys])
-        states.append(noise[keep])
-        values.append({k: a[keep] for k, a in v.items()})
-        features.append(f[keep])
+        task = split.task(p)
+        want = per_state * len(split.states[p])
+        live = _live_noise(kind, split, p, want, rng)
+        v, f = heuristic_values(task, live)
+        states.append(live)
+        values.append(v)
+        features.append(f)
     counts = [len(s) for s in states]
     if sum(counts) == 0:
-        raise AgentError(f"every {kind} noise state is a dead end for {head.lower_key}: no OOD training data")
+        raise AgentError(f"every {kind} noise state is a relaxed dead end: no OOD training data")
     return replace(
         split,
         states=states,
@@ -100,6 +105,29 @@ def noise_split(split: LabelledSplit, kind: str, per_state: int, seed: int, head
         features=np.concatenate(features),
         _tasks=split._tasks,  # the same problems: share the compiled tasks
     )
+
+
+MAX_DRAWS = 20
+"""Rounds of drawing noise states, each as many as wanted, before a problem's pool stays short."""
+
+
+def _live_noise(
+    kind: str, split: LabelledSplit, problem: int, want: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Up to `want` noise states of `problem` from which the goal is relaxed-reachable (hmax finite)."""
+    hmax = make_heuristic("hmax", split.task(problem))
+    found: list[np.ndarray] = []
+    have = 0
+    for _ in range(MAX_DRAWS if want else 0):
+        batch = noise_states(kind, split, problem, want, rng)
+        live = batch[np.isfinite(hmax.batch(batch))]
+        found.append(live)
+        have += len(live)
+        if have >= want:
+            break
+    if not found:
+        return np.zeros((0, split.task(problem).n_words), dtype=np.uint64)
+    return np.concatenate(found)[:want]
 
 
 class NoisePool:
@@ -114,8 +142,10 @@ class NoisePool:
     def __init__(self, split: LabelledSplit, kind: str, ratio: float, head: Head, inputs, seed: int) -> None:
         if not 0 < ratio < 1:
             raise AgentError(f"--ood-ratio is the fraction of noise in a batch, in (0, 1), not {ratio!r}")
+        if not head.learns_confidence:
+            raise AgentError("out-of-distribution training needs a learned sigma (--sigma learn)")
         self.per_state = ratio / (1 - ratio)
-        self.pool = noise_split(split, kind, math.ceil(self.per_state - 1e-9), seed, head)
+        self.pool = noise_split(split, kind, math.ceil(self.per_state - 1e-9), seed)
         self.inputs: TrainingInputs = inputs(self.pool)
         self.offsets = self.pool.offsets
         self.train_problem_of = split.problem_of
