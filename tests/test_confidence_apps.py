@@ -83,6 +83,50 @@ def test_ood_needs_a_learned_sigma(tiny_dataset, tmp_path):
         train(args)
 
 
+@pytest.mark.parametrize("model", ["nlm", "hgn"])
+def test_ood_loss_of_the_relational_models(model, tiny_dataset):
+    """Noise states of the batch's problems go through the model's own input builder; the OOD loss
+    reaches the σ output only through the model, never μ's output directly."""
+    from agents.metrics import bound_inputs
+    from agents.models import make_model, model_spec
+
+    split = load_split(tiny_dataset / "ferry" / "train").subset([0, 1, 2])
+    head, spec = make_head("tn"), model_spec(model)
+    inputs = spec.training_inputs(split)
+    torch.manual_seed(0)
+    net = make_model(model, **{**inputs.model_config(), "n_outputs": head.n_outputs})
+    pool = NoisePool(split, "uniform", 0.5, head, spec.training_inputs, seed=0)
+    rows = np.arange(min(8, len(split)))
+    raw = net(inputs.batch(rows, torch.device("cpu")))
+    nll = head.nll(raw, *bound_inputs(split, head, rows, torch.device("cpu")))
+    loss = pool.loss(net, nll, step=0, batch_rows=rows)
+    assert torch.isfinite(loss) and loss.item() != pytest.approx(nll.mean().item())
+    loss.backward()
+    assert all(torch.isfinite(p.grad).all() for p in net.parameters() if p.grad is not None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["nlm", "hgn"])
+def test_ood_training_of_the_relational_models(model, tiny_dataset, tmp_path):
+    common = {"model": model, "data": tiny_dataset, "batch_size": 16, "val_every": 2, "quiet": True}
+    run = train(Args(**common, ood="uniform", ood_ratio=0.5, steps=2, runs=tmp_path))
+    metrics = json.loads((run / "confidence.json").read_text())
+    assert 0 <= metrics["confidence_uniform"] <= 1 and metrics["noise_states_uniform"] > 0
+
+
+def test_ood_training_resumes_to_the_same_weights(tiny_dataset, tmp_path):
+    from safetensors.torch import load_file
+
+    common = {"model": "linear", "data": tiny_dataset, "batch_size": 32, "val_every": 5, "quiet": True}
+    common |= {"ood": "weighted", "ood_ratio": 0.9}
+    straight = train(Args(**common, steps=20, runs=tmp_path / "a", name="run"))
+    interrupted = train(Args(**common, steps=10, runs=tmp_path / "b", name="run"))
+    resumed = train(Args(resume=interrupted, steps=20, quiet=True))
+    a, b = load_file(straight / "best.safetensors"), load_file(resumed / "best.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert (straight / "confidence.npz").read_bytes() == (resumed / "confidence.npz").read_bytes()
+
+
 # ------------------------------------------------------------------ noise
 def test_noise_states_have_the_right_fact_frequencies(tiny_dataset):
     split = load_split(tiny_dataset / "ferry" / "train")
