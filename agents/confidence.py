@@ -10,12 +10,14 @@ At the end of training (`agents.apps.supervised`) three files join the run direc
   `run_threshold`);
 - ``confidence.json``: the paper's Table 1 on the test split: mean in-distribution confidence,
   mean confidence on uniform and on weighted noise states (fresh noise of the training problems,
-  `agents.ood`, at most `NOISE_STATES` of each), Kendall's τ_b between labels and predictions,
-  and the reliability diagram (confidence against the fraction of states whose label falls in
-  the unit bucket ``[ĥ − ½, ĥ + ½]``, in ten bins) with its expected calibration error.
+  `agents.ood`, `NOISE_STATES` of each shared out over the problems), Kendall's τ_b between labels
+  and predictions, and the reliability diagram (confidence against the fraction of states whose
+  label falls in the unit bucket ``[ĥ − ½, ĥ + ½]``, in ten bins) with its expected calibration
+  error.
 
 A run trained before these files existed gets ``confidence.npz`` when `run_threshold` first needs
-it (from its args.json: the same training problems).
+it (from its args.json: the same training problems); `refresh_run_confidence` (``agents.evaluate
+--confidence``) rewrites all three files of a run.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import torch
 
 from agents.heads import Head
 from agents.inputs import TrainingInputs
-from agents.ood import NOISES, noise_split
+from agents.models.spec import ModelSpec
+from agents.ood import NOISES, noise_split, pool_counts
 from pddlgym_sl.data.dataset import LabelledSplit, load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_save_npz, atomic_write_json
@@ -40,6 +43,7 @@ __all__ = [
     "THRESHOLD_KINDS",
     "confidence_metrics",
     "predict",
+    "refresh_run_confidence",
     "reliability",
     "run_threshold",
     "threshold_of",
@@ -133,17 +137,16 @@ def reliability(confidences: np.ndarray, correct: np.ndarray, bins: int = RELIAB
 def confidence_metrics(
     model: torch.nn.Module,
     head: Head,
-    training_inputs,
+    spec: ModelSpec,
     train: LabelledSplit,
     test: LabelledSplit,
     device: torch.device,
     seed: int,
 ) -> dict[str, Any]:
-    """The paper's Table 1 for one run (see the module docstring); `training_inputs` is the model's
-    builder (``spec.training_inputs``)."""
+    """The paper's Table 1 for one run (see the module docstring)."""
     from scipy.stats import kendalltau
 
-    values, confidences = predict(model, head, training_inputs(test), test, device)
+    values, confidences = predict(model, head, spec.training_inputs(test), test, device)
     correct = np.abs(test.h_star - values) <= 0.5
     tau = kendalltau(test.h_star, values).statistic if len(test) > 1 else math.nan
     out: dict[str, Any] = {
@@ -153,13 +156,12 @@ def confidence_metrics(
         "kendall_tau": float(tau) if math.isfinite(tau) else None,  # None: constant predictions
         "reliability": reliability(confidences, correct),
     }
-    for kind in NOISES:
-        pool = noise_split(train, kind, 1, seed + 1)  # fresh noise: another seed than training's
-        rng = np.random.default_rng([seed, 0x7AB1E])
-        rows = np.sort(rng.choice(len(pool), size=min(len(pool), NOISE_STATES), replace=False))
-        _, noise_conf = predict(model, head, training_inputs(pool), pool, device, rows)
+    counts = pool_counts(train, 1, NOISE_STATES)
+    for kind in NOISES:  # fresh noise: another seed than training's
+        pool = noise_split(train, kind, counts, seed + 1, head, spec.reads_features)
+        _, noise_conf = predict(model, head, spec.training_inputs(pool), pool, device)
         out[f"confidence_{kind}"] = float(noise_conf.mean())
-        out[f"noise_states_{kind}"] = len(rows)
+        out[f"noise_states_{kind}"] = len(pool)
     return out
 
 
@@ -167,7 +169,7 @@ def write_run_confidence(
     run_dir: Path,
     model: torch.nn.Module,
     head: Head,
-    training_inputs,
+    spec: ModelSpec,
     train: LabelledSplit,
     test: LabelledSplit,
     device: torch.device,
@@ -175,11 +177,34 @@ def write_run_confidence(
 ) -> dict[str, Any]:
     """Write ``confidence.npz``, ``thresholds.json`` and ``confidence.json`` of a trained run (its best
     weights loaded in `model`); return the Table 1 metrics."""
-    values, confidences = predict(model, head, training_inputs(train), train, device)
+    values, confidences = predict(model, head, spec.training_inputs(train), train, device)
     _write_table(run_dir, train, values, confidences)
-    metrics = confidence_metrics(model, head, training_inputs, train, test, device, seed)
+    metrics = confidence_metrics(model, head, spec, train, test, device, seed)
     atomic_write_json(run_dir / METRICS_FILE, metrics)
     return metrics
+
+
+def _run_splits(run_dir: Path) -> tuple[dict[str, Any], LabelledSplit]:
+    """A run's args.json and its training split (the same problems as in training)."""
+    from agents.checkpoint import load_json_object
+
+    args = load_json_object(run_dir / "args.json")
+    split_dir = Path(args["data"]) / args["domain"] / "train"
+    return args, load_split(split_dir, max_problems=args.get("train_problems"), seed=args["seed"])
+
+
+def refresh_run_confidence(run_dir: Path, device: str = "cpu") -> dict[str, Any]:
+    """(Re)write a finished run's confidence files from its best checkpoint; return Table 1's metrics."""
+    from agents.learned_heuristic import TrainedModel
+    from agents.models import model_spec
+
+    args, train = _run_splits(run_dir)
+    test = load_split(Path(args["data"]) / args["domain"] / args.get("test_split", "test"))
+    trained = TrainedModel.load(run_dir, device=device)
+    spec = model_spec(trained.name)
+    return write_run_confidence(
+        run_dir, trained.model, trained.head, spec, train, test, torch.device(device), args["seed"]
+    )
 
 
 def _training_table(run_dir: Path, device: str) -> dict[str, np.ndarray]:
@@ -187,16 +212,10 @@ def _training_table(run_dir: Path, device: str) -> dict[str, np.ndarray]:
     if path.is_file():
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
-    from agents.checkpoint import load_json_object
     from agents.learned_heuristic import TrainedModel
     from agents.models import model_spec
 
-    args = load_json_object(run_dir / "args.json")
-    train = load_split(
-        Path(args["data"]) / args["domain"] / "train",
-        max_problems=args.get("train_problems"),
-        seed=args["seed"],
-    )
+    _, train = _run_splits(run_dir)
     trained = TrainedModel.load(run_dir, device=device)
     inputs = model_spec(trained.name).training_inputs(train)
     values, confidences = predict(trained.model, trained.head, inputs, train, torch.device(device))

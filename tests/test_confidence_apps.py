@@ -95,7 +95,7 @@ def test_ood_loss_of_the_relational_models(model, tiny_dataset):
     inputs = spec.training_inputs(split)
     torch.manual_seed(0)
     net = make_model(model, **{**inputs.model_config(), "n_outputs": head.n_outputs})
-    pool = NoisePool(split, "uniform", 0.5, head, spec.training_inputs, seed=0)
+    pool = NoisePool(split, "uniform", 0.5, head, spec, seed=0)
     rows = np.arange(min(8, len(split)))
     raw = net(inputs.batch(rows, torch.device("cpu")))
     nll = head.nll(raw, *bound_inputs(split, head, rows, torch.device("cpu")))
@@ -146,15 +146,28 @@ def test_noise_pool_draws_from_the_batchs_problems(tiny_dataset, kind):
     head = make_head("tn")
     from agents.models import model_spec
 
-    pool = NoisePool(split, kind, 0.75, head, model_spec("linear").training_inputs, seed=3)
+    pool = NoisePool(split, kind, 0.75, head, model_spec("linear"), seed=3)
     rows = np.flatnonzero(np.isin(split.problem_of, [2, 5]))[:32]
     noise = pool.rows(7, rows)
     assert len(noise) == 3 * len(rows)  # Y = 0.75: three noise states per training state
     assert set(pool.pool.problem_of[noise].tolist()) <= {2, 5}
     np.testing.assert_array_equal(noise, pool.rows(7, rows))  # a pure function of (seed, step)
-    lmcut = make_heuristic("lmcut", split.task(2))
+    hff = make_heuristic("hff", split.task(2))
     live = pool.pool.states[2]
-    assert len(live) and np.isfinite(lmcut.batch(live)).all()  # relaxed dead ends were drawn again
+    # the residual (hFF) and the linear model's features are finite: relaxed dead ends were drawn again
+    assert len(live) and np.isfinite(hff.batch(live)).all()
+    assert np.isfinite(pool.pool.features).all()
+
+
+def test_noise_is_kept_when_nothing_reads_its_heuristics(tiny_dataset):
+    """The categorical MLP reads no heuristic of a noise state: relaxed dead ends stay, as in the paper."""
+    from agents.models import model_spec
+
+    split = load_split(tiny_dataset / "ferry" / "train")
+    head = make_head("cat", residual="none", max_cost=int(split.h_star.max()))
+    pool = NoisePool(split, "uniform", 0.5, head, model_spec("mlp"), seed=0)
+    assert len(pool.pool) == len(split)
+    assert not np.isfinite(pool.pool.values["lmcut"]).all()  # some are relaxed dead ends
 
 
 def test_uniform_cross_entropy_moves_sigma_not_mu():
@@ -268,6 +281,15 @@ def test_evaluate_confidence_searches(cat_run, flags, directory):
 def test_evaluate_rejects_incomplete_confidence_flags(cat_run, flags, match):
     with pytest.raises(ConfigError, match=match):
         evaluate(EvalArgs(run=cat_run, split="test", problems=1, quiet=True, **flags))
+
+
+def test_evaluate_rewrites_the_confidence_files(cat_run):
+    before = json.loads((cat_run / "confidence.json").read_text())
+    for name in ("confidence.json", "confidence.npz", "thresholds.json"):
+        (cat_run / name).unlink()
+    evaluate(EvalArgs(run=cat_run, split="test", problems=1, limit=50, quiet=True, confidence=True))
+    assert json.loads((cat_run / "confidence.json").read_text()) == before
+    assert (cat_run / "confidence.npz").is_file() and (cat_run / "thresholds.json").is_file()
 
 
 def test_confidence_searches_need_a_run(tiny_dataset):

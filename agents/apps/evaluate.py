@@ -43,7 +43,7 @@ import tyro
 from tqdm import tqdm
 
 from agents.checkpoint import load_json_object
-from agents.confidence import THRESHOLD_KINDS, run_threshold
+from agents.confidence import THRESHOLD_KINDS, refresh_run_confidence, run_threshold
 from pddlgym_sl.envs.problems import problem_files, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
@@ -109,6 +109,8 @@ class Args:
     """result directory (default: <run>/eval/<split>[-clip] or runs/baselines/...)"""
     accuracy: bool = False
     """also compute the test-split accuracy of the run (Table 1)"""
+    confidence: bool = False
+    """first (re)write the run's confidence files (training-data thresholds, Table 1 of Heller et al.)"""
     search: Literal[SEARCH_NAMES] = "gbfs"
     """gbfs (single queue) or dual (dual-queue GBFS with the learned heuristic and hFF, round robin)"""
     prune: Literal[PRUNE_CHOICES] = "none"
@@ -238,6 +240,8 @@ def evaluate(args: Args) -> dict[str, Any]:
     domain_file = (data / domain / args.split / "domain.pddl") if data is not None else None
     if domain_file is None or not domain_file.is_file():
         domain_file = domains.domain_file(domain)
+    if args.confidence and args.run is not None:
+        refresh_run_confidence(args.run, args.device)
     label = config_label(args)
     options = SearchOptions(args.limit)
     if args.prune != "none":

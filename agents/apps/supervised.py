@@ -178,9 +178,7 @@ class Trainer:
         self.sampler = BucketSampler(self.inputs["train"].sizes(), args.batch_size, args.seed)
         self.noise = None
         if args.ood != "none":
-            self.noise = NoisePool(
-                self.train, args.ood, args.ood_ratio, self.head, spec.training_inputs, args.seed
-            )
+            self.noise = NoisePool(self.train, args.ood, args.ood_ratio, self.head, spec, args.seed)
         self.step = 0
         self.best_val_mse = math.inf
 
@@ -321,14 +319,7 @@ def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
     model_metrics = evaluate_split(trainer.model, trainer.head, inputs, test, trainer.device)
     spec = model_spec(args.model)
     write_run_confidence(
-        run_dir,
-        trainer.model,
-        trainer.head,
-        spec.training_inputs,
-        trainer.train,
-        test,
-        trainer.device,
-        args.seed,
+        run_dir, trainer.model, trainer.head, spec, trainer.train, test, trainer.device, args.seed
     )
     return {
         "test_states": len(test),
