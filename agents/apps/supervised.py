@@ -315,9 +315,10 @@ def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
     """Test-split accuracy of the best checkpoint, beside hFF's and LM-cut's."""
     test = load_split(args.data / args.domain / args.test_split)
     load_weights(run_dir / "best.safetensors", trainer.model)
-    inputs = model_spec(args.model).training_inputs(test)
-    model_metrics = evaluate_split(trainer.model, trainer.head, inputs, test, trainer.device)
     spec = model_spec(args.model)
+    model_metrics = evaluate_split(
+        trainer.model, trainer.head, spec.training_inputs(test), test, trainer.device
+    )
     write_run_confidence(
         run_dir, trainer.model, trainer.head, spec, trainer.train, test, trainer.device, args.seed
     )
