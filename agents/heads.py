@@ -37,10 +37,35 @@ Options (all recorded in :attr:`Head.config`, so ``make_head(**head.config)`` re
     An explicit ``upper`` tensor (a plan's cost, or ``C − g(s)`` in anytime search,
     `pddlgym_sl.search.anytime`) is opened to ``u + 0.1`` for TN; ``+∞`` entries stay ``+∞``.
 
+``dist="cat"`` (:class:`CategoricalHead`, Heller et al., SoCS 2022): a softmax over the costs
+``0..H`` (``H = max_cost``, the largest cost in the training data, so ``H + 1`` raw outputs), the
+cross-entropy loss (targets above ``H`` count as ``H``), search value ``argmax_i p_i``. It predicts
+costs directly: ``residual`` must be ``"none"``; ``sigma`` and ``upper`` play no part.
+
+Confidence (:meth:`Head.confidence`, the number confidence-aware search thresholds): the
+probability that ``h*`` falls in the *unit bucket* ``[ĥ − ½, ĥ + ½]`` around the search value ``ĥ``
+under the predicted distribution, so every head reports it on the same ``[0, 1]`` scale:
+
+* cat: ``max_i p_i``, the paper's ``c^NN(s)`` (with ``clip``, the probability of the clipped cost);
+* N: ``2Φ(1 / (2σ)) − 1``, a function of σ alone (a small σ means confident; with ``sigma="fixed"``
+  it is the constant 0.52);
+* TN: ``P(ĥ − ½ ≤ X ≤ ĥ + ½)`` for ``X ~ TN(μ, σ, l − 0.1, u)`` with ``ĥ = E[X]``; the bucket is cut
+  at the support's ends, so near the bound a TN can be confident with a larger σ than N.
+
+Out-of-distribution training (:meth:`Head.uniform_cross_entropy`, used by `agents.ood` on noise
+states): the loss that teaches low confidence. cat: the cross-entropy from the uniform distribution
+over ``0..H`` to ``p``, ``−1/(H+1) Σ_i log p_i`` (the paper's). N / TN: the cross-entropy from the
+uniform distribution over ``0..H`` to ``N(μ̄, σ)`` with ``μ̄`` the prediction held fixed (detached),
+``log σ + ½ log 2π + (((μ̄ − H/2)² + ((H+1)² − 1)/12) / (2σ²)``: minimised by
+``σ² = E_uniform[(x − μ̄)²]``, so it drives σ up on noise states and has no gradient through μ (it
+pulls no prediction anywhere; shared layers may still move). TN uses the same untruncated form
+(the truncation only renormalises). With ``sigma="fixed"`` there is nothing to learn: it raises.
+
 Search-time value (:meth:`Head.heuristic`):
 
 * N: ``μ``; with ``clip=True``: ``min(max(μ, l), u)`` with the raw bound ``l`` (the paper's "+clip";
   with the default upper bound this is ``max(μ, l)``).
+* cat: ``argmax_i p_i``; ``clip=True`` clips it to ``[l, u]``.
 * TN: ``E[x]`` of ``TN(μ, σ, l − 0.1, u)`` (Eq. 10); with an explicit ``u``, ``min(E[x], u)`` of
   ``TN(μ, σ, l − 0.1, u + 0.1)``: h* ≤ u is certain, and the open bound alone would leave up to 0.1
   above it, so the search value respects ``u``.  It always satisfies ``l − 0.1 ≤ E[x] ≤ u``, but
@@ -59,10 +84,12 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from agents.distributions import Gaussian, TruncatedGaussian
 from agents.errors import AgentError
+from agents.unit_bucket import normal_bucket, truncated_normal_bucket
 from pddlgym_sl.data.labels import BOUND_NAMES, INFORMATIVE_NAMES
 
 __all__ = [
@@ -72,13 +99,14 @@ __all__ = [
     "RESIDUALS",
     "SIGMAS",
     "UPPERS",
+    "CategoricalHead",
     "GaussianHead",
     "Head",
     "TruncatedGaussianHead",
     "make_head",
 ]
 
-DISTS = ("n", "tn")
+DISTS = ("n", "tn", "cat")
 SIGMAS = ("learn", "fixed")
 BOUNDS = BOUND_NAMES
 """Lower bounds: the admissible heuristics of `pddlgym_sl.heuristics.HEURISTICS` (lmcut, hmax, blind)."""
@@ -110,8 +138,15 @@ class Head:
     dist: str = ""
 
     def __init__(
-        self, *, sigma: str = "learn", residual: str = "hff", bound: str = "lmcut", upper: str = "none"
+        self,
+        *,
+        sigma: str = "learn",
+        residual: str = "hff",
+        bound: str = "lmcut",
+        upper: str = "none",
+        max_cost: int | None = None,
     ) -> None:
+        """``max_cost`` (the largest training cost) sizes the categorical head; N and TN ignore it."""
         _check("sigma", sigma, SIGMAS)
         _check("residual", residual, RESIDUALS)
         _check("bound", bound, BOUNDS)
@@ -134,6 +169,11 @@ class Head:
             "bound": self.bound,
             "upper": self.upper,
         }
+
+    @property
+    def learns_confidence(self) -> bool:
+        """Whether training can change the confidence (N / TN: only with a learned σ)."""
+        return self.sigma == "learn"
 
     @property
     def lower_key(self) -> str:
@@ -243,6 +283,44 @@ class Head:
         h = self.heuristic(raw.detach(), torch.from_numpy(np.asarray(lower)), base, high, clip=clip)
         return h.double().cpu().numpy()
 
+    def uniform_cross_entropy(self, raw: Tensor, residual_base: Tensor | None, max_cost: int) -> Tensor:
+        """Per-sample loss that teaches low confidence on out-of-distribution states (see the module
+        docstring): the Gaussian cross-entropy from uniform costs ``0..max_cost``, μ detached."""
+        if not self.learns_confidence:
+            raise AgentError("out-of-distribution training needs a learned sigma (--sigma learn)")
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        h = float(max_cost)
+        spread = (mu.detach() - h / 2).square() + ((h + 1) ** 2 - 1) / 12
+        return torch.log(sigma) + 0.5 * math.log(2 * math.pi) + spread / (2 * sigma.square())
+
+    def confidence(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+        value: Tensor | None = None,
+    ) -> Tensor:
+        """Probability of the unit bucket ``[ĥ − ½, ĥ + ½]`` around the search value ``ĥ`` (see the
+        module docstring); ``value`` is ``ĥ`` when the caller has it already."""
+        raise NotImplementedError
+
+    def confidence_values(
+        self,
+        raw: Tensor,
+        lower: np.ndarray,
+        residual_base: np.ndarray | None,
+        values: np.ndarray,
+        clip: bool = False,
+    ) -> np.ndarray:
+        """`confidence` for search, without gradients, in float64: the confidences of a batch whose
+        search values `values` (from `heuristic_values`) are known."""
+        raw = raw.detach().cpu().double()
+        as_tensor = lambda x: torch.from_numpy(np.asarray(x, dtype=np.float64))  # noqa: E731
+        base = None if residual_base is None else as_tensor(residual_base)
+        return self.confidence(raw, as_tensor(lower), base, clip=clip, value=as_tensor(values)).numpy()
+
 
 class GaussianHead(Head):
     """``h* ~ N(μ, σ)``; heuristic ``μ`` (``clip``: ``max(μ, l)``, also ``≤ u`` if ``u`` is given)."""
@@ -265,6 +343,21 @@ class GaussianHead(Head):
     ) -> Tensor:
         mu, _ = self.mu_sigma(raw, residual_base)
         return self._clip(mu, lower, upper) if clip else mu
+
+    def confidence(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+        value: Tensor | None = None,
+    ) -> Tensor:
+        """``P(ĥ − ½ ≤ X ≤ ĥ + ½)`` for ``X ~ N(μ, σ)``: ``2Φ(1/(2σ)) − 1`` at ``ĥ = μ``."""
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        if value is None:
+            value = self.heuristic(raw, lower, residual_base, upper, clip=clip)
+        return normal_bucket(mu, sigma, self._like(value, mu))
 
 
 class TruncatedGaussianHead(Head):
@@ -299,6 +392,22 @@ class TruncatedGaussianHead(Head):
         if upper is not None:
             mean = torch.minimum(mean, self._like(upper, mean))  # h* ≤ u: not the 0.1 of the open bound
         return self._clip(mean, lower, upper) if clip else mean
+
+    def confidence(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+        value: Tensor | None = None,
+    ) -> Tensor:
+        """``P(ĥ − ½ ≤ X ≤ ĥ + ½)`` for ``X ~ TN(μ, σ, l − 0.1, u)``, ``ĥ = E[X]`` (or clipped)."""
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        lo, hi = self.open_bounds(lower, upper, mu)
+        if value is None:
+            value = self.heuristic(raw, lower, residual_base, upper, clip=clip)
+        return truncated_normal_bucket(mu, sigma, lo, hi.expand_as(mu), self._like(value, mu))
 
     def heuristic_values(
         self,
@@ -339,7 +448,111 @@ class TruncatedGaussianHead(Head):
         return np.minimum(np.maximum(mean, lower), upper) if clip else mean
 
 
-_HEADS: dict[str, type[Head]] = {"n": GaussianHead, "tn": TruncatedGaussianHead}
+class CategoricalHead(Head):
+    """``h*`` as one of the costs ``0..H`` with softmax probabilities ``p`` (Heller et al., SoCS 2022):
+    cross-entropy loss, heuristic ``argmax_i p_i``, confidence ``max_i p_i`` (see the module docstring).
+
+    ``mu_sigma`` gives the mean and standard deviation of ``p`` (logged as ``train/sigma``).
+    """
+
+    dist = "cat"
+
+    def __init__(self, *, max_cost: int | None = None, **options: str) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        if self.residual != "none":
+            raise AgentError(
+                f"the categorical head predicts the costs 0..H directly: use residual='none' "
+                f"(--residual none), not {self.residual!r}"
+            )
+        if max_cost is None or int(max_cost) != max_cost or max_cost < 0:
+            raise AgentError(f"the categorical head needs max_cost, a cost >= 0 (got {max_cost!r})")
+        self.max_cost = int(max_cost)
+
+    @property
+    def n_outputs(self) -> int:
+        return self.max_cost + 1
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {**super().config, "max_cost": self.max_cost}
+
+    @property
+    def learns_confidence(self) -> bool:
+        return True
+
+    def _check_raw(self, raw: Tensor) -> None:
+        if raw.shape[-1] != self.n_outputs:
+            raise AgentError(
+                f"raw must have {self.n_outputs} outputs (costs 0..{self.max_cost}) in its last dim, "
+                f"got shape {tuple(raw.shape)}"
+            )
+
+    def mu_sigma(self, raw: Tensor, residual_base: Tensor | None) -> tuple[Tensor, Tensor]:
+        """Mean and standard deviation of the predicted cost distribution."""
+        self._check_raw(raw)
+        p = torch.softmax(raw, dim=-1)
+        costs = torch.arange(self.n_outputs, dtype=p.dtype, device=p.device)
+        mean = (p * costs).sum(-1)
+        var = (p * (costs - mean.unsqueeze(-1)).square()).sum(-1)
+        return mean, var.clamp(min=0).sqrt()
+
+    def uniform_cross_entropy(self, raw: Tensor, residual_base: Tensor | None, max_cost: int) -> Tensor:
+        """``−1/(H+1) Σ_i log p_i`` over this head's costs (the paper's OOD loss; `max_cost` is ``H``)."""
+        self._check_raw(raw)
+        return -torch.log_softmax(raw, dim=-1).mean(-1)
+
+    def distribution(
+        self, raw: Tensor, lower: Tensor, residual_base: Tensor | None, upper: Tensor | None = None
+    ) -> torch.distributions.Categorical:
+        self._check_raw(raw)
+        return torch.distributions.Categorical(logits=raw)
+
+    def nll(
+        self,
+        raw: Tensor,
+        target: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+    ) -> Tensor:
+        """Cross-entropy ``−log p_c`` of the target cost ``c`` (costs above ``H`` count as ``H``)."""
+        self._check_raw(raw)
+        classes = self._like(target, raw).round().clamp(0, self.max_cost).long()
+        flat = F.cross_entropy(raw.reshape(-1, self.n_outputs), classes.reshape(-1), reduction="none")
+        return flat.reshape(classes.shape)
+
+    def heuristic(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+    ) -> Tensor:
+        self._check_raw(raw)
+        best = raw.argmax(-1).to(raw.dtype)
+        return self._clip(best, lower, upper) if clip else best
+
+    def confidence(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+        clip: bool = False,
+        value: Tensor | None = None,
+    ) -> Tensor:
+        """The probability of the costs in ``[ĥ − ½, ĥ + ½]``: ``max_i p_i`` at ``ĥ = argmax``."""
+        self._check_raw(raw)
+        if value is None:
+            value = self.heuristic(raw, lower, residual_base, upper, clip=clip)
+        p = torch.softmax(raw, dim=-1)
+        costs = torch.arange(self.n_outputs, dtype=raw.dtype, device=raw.device)
+        inside = (costs - self._like(value, raw).unsqueeze(-1)).abs() <= 0.5
+        return (p * inside).sum(-1)
+
+
+_HEADS: dict[str, type[Head]] = {"n": GaussianHead, "tn": TruncatedGaussianHead, "cat": CategoricalHead}
 
 
 def make_head(
@@ -349,15 +562,17 @@ def make_head(
     residual: str = "hff",
     bound: str = "lmcut",
     upper: str = "none",
+    max_cost: int | None = None,
     **unknown: Any,
 ) -> Head:
-    """Build a head: ``make_head("n" | "tn", sigma=..., residual=..., bound=..., upper=...)``.
+    """Build a head: ``make_head("n" | "tn" | "cat", sigma=..., residual=..., bound=..., upper=...,
+    max_cost=...)``; ``max_cost`` (the largest training cost) is used by the categorical head only.
 
     Raises `AgentError` (a ``ValueError``) naming the valid choices for an unknown option value or keyword.
     """
     if unknown:
         raise AgentError(
-            f"unknown head option(s) {sorted(unknown)}; valid: dist, sigma, residual, bound, upper"
+            f"unknown head option(s) {sorted(unknown)}; valid: dist, sigma, residual, bound, upper, max_cost"
         )
     _check("dist", dist, DISTS)
-    return _HEADS[dist](sigma=sigma, residual=residual, bound=bound, upper=upper)
+    return _HEADS[dist](sigma=sigma, residual=residual, bound=bound, upper=upper, max_cost=max_cost)

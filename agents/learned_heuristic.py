@@ -3,12 +3,13 @@
 `LearnedHeuristic` implements the batch interface of `pddlgym_sl.search` (``batch(states)``):
 the lower bound and residual base come from `pddlgym_sl.heuristics` (the engine that labelled
 the training data), the model input from the same encoders the trainer used, and the value is
-the head's point estimate — N: μ, N+clip: max(μ, l), TN: E[x]. A state whose admissible bound
-is infinite is a proven dead end and gets ``inf``. ``batch(states, upper)`` also takes an upper
+the head's point estimate — N: μ, N+clip: max(μ, l), TN: E[x], cat: argmax. A state whose admissible
+bound is infinite is a proven dead end and gets ``inf``. ``batch(states, upper)`` also takes an upper
 bound u per state (anytime search passes ``C − g(s)``, `pddlgym_sl.search.anytime`): TN's value is
 then ``min(E[x], u)`` of TN(μ, σ, l − 0.1, u + 0.1) (`agents.heads`), so it never exceeds u. Without
 u (plain GBFS, which knows no plan from a new state) the head's default is used: ``1e5`` for
-``upper`` "none" and "plan", ``+∞`` for "inf".
+``upper`` "none" and "plan", ``+∞`` for "inf". `values_and_confidences` adds the head's confidence,
+for the confidence-aware searches.
 
 With more than one torch thread, the bound and the residual base are computed on a second thread
 while the forward pass runs (the heuristics' kernels release the GIL), and the model's compiled
@@ -111,10 +112,20 @@ class LearnedHeuristic:
         base = self.residual.batch(states) if self.residual is not None else None
         return self.lower.batch(states), base
 
-    @torch.inference_mode()  # cheaper than no_grad: no version counters or autograd metadata
     def batch(self, states: np.ndarray, upper: np.ndarray | None = None) -> np.ndarray:
         """Heuristic values of a (n, n_words) uint64 batch of this task's states, given an upper
         bound per state in `upper` ((n,) floats, inf for none) or none at all (the module docstring)."""
+        return self._predict(states, confidences=False, upper=upper)[0]
+
+    def values_and_confidences(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Heuristic values and confidences (`agents.heads.Head.confidence`; 0 for a dead end) of a
+        batch: what the confidence-aware searches of `pddlgym_sl.search` take."""
+        return self._predict(states, confidences=True)
+
+    @torch.inference_mode()  # cheaper than no_grad: no version counters or autograd metadata
+    def _predict(
+        self, states: np.ndarray, confidences: bool, upper: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         states = np.ascontiguousarray(states)
         overlap = torch.get_num_threads() > 1  # the engine beside the forward pass (module docstring)
         if overlap:
@@ -130,13 +141,17 @@ class LearnedHeuristic:
         elif live.any():
             raw = self.trained.model(self.inputs(states[live]))
         values = np.full(len(states), np.inf)
+        conf = np.zeros(len(states))
         if live.any():
             # the bounds are float32 values on the model side (as in training)
             lower_l = lower[live].astype(np.float32)
             base_l = base[live].astype(np.float32) if base is not None else None
             upper_l = None if upper is None else np.asarray(upper, dtype=np.float64)[live]
-            values[live] = self.trained.head.heuristic_values(raw, lower_l, base_l, self.clip, upper_l)
-        return values
+            head = self.trained.head
+            values[live] = head.heuristic_values(raw, lower_l, base_l, self.clip, upper_l)
+            if confidences:
+                conf[live] = head.confidence_values(raw, lower_l, base_l, values[live], clip=self.clip)
+        return values, conf
 
     def __call__(self, state) -> float:
         return float(self.batch(state.words[None, :])[0])

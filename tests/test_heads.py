@@ -21,10 +21,16 @@ from agents.heads import (
     make_head,
 )
 
-ALL_CONFIGS = [
+GAUSSIAN_DISTS = ("n", "tn")
+GAUSSIAN_CONFIGS = [
     dict(zip(("dist", "sigma", "residual", "bound", "upper"), combo, strict=True))
-    for combo in itertools.product(DISTS, SIGMAS, RESIDUALS, BOUNDS, UPPERS)
+    for combo in itertools.product(GAUSSIAN_DISTS, SIGMAS, RESIDUALS, BOUNDS, UPPERS)
 ]
+CAT_CONFIGS = [
+    {"dist": "cat", "sigma": sigma, "residual": "none", "bound": bound, "upper": "none", "max_cost": 7}
+    for sigma, bound in itertools.product(SIGMAS, BOUNDS)
+]
+ALL_CONFIGS = GAUSSIAN_CONFIGS + CAT_CONFIGS
 
 
 def batch(n_outputs: int, n: int = 6, seed: int = 0) -> dict[str, torch.Tensor]:
@@ -54,7 +60,7 @@ def test_factory_types_and_defaults() -> None:
     assert make_head("n", residual="none").residual_key is None
 
 
-@pytest.mark.parametrize("config", ALL_CONFIGS, ids=lambda c: "-".join(c.values()))
+@pytest.mark.parametrize("config", ALL_CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
 def test_config_round_trip(config: dict[str, str]) -> None:
     head = make_head(**config)
     assert head.config == config
@@ -96,7 +102,11 @@ def test_learned_sigma_matches_paper_parametrisation() -> None:
     torch.testing.assert_close(sigma, torch.tensor([0.1, 5.1, 10.1]))
 
 
-@pytest.mark.parametrize("dist", DISTS)
+def test_every_dist_has_a_head() -> None:
+    assert set(DISTS) == {*GAUSSIAN_DISTS, "cat"}
+
+
+@pytest.mark.parametrize("dist", GAUSSIAN_DISTS)
 def test_residual_adds_heuristic(dist: str) -> None:
     b = batch(2)
     plain = make_head(dist, residual="none")
@@ -177,7 +187,7 @@ def test_tn_heuristic_is_mean_and_respects_open_bound(sigma: str) -> None:
     torch.testing.assert_close(head.heuristic(raw, lower, None, clip=True), torch.maximum(h, lower))
 
 
-@pytest.mark.parametrize("config", ALL_CONFIGS, ids=lambda c: "-".join(c.values()))
+@pytest.mark.parametrize("config", GAUSSIAN_CONFIGS, ids=lambda c: "-".join(c.values()))
 def test_gradients_flow_to_raw(config: dict[str, str]) -> None:
     head = make_head(**config)
     b = batch(head.n_outputs, n=16, seed=1)

@@ -3,6 +3,15 @@
     python -m agents.evaluate --run runs/<id> [--split plan] [--limit 10000] [--jobs N] [--clip]
     python -m agents.evaluate --heuristic hff --domain ferry [--split plan]
     python -m agents.evaluate --run runs/<id> --search anytime   # restarting GBFS, u = C − g(s)
+    python -m agents.evaluate --run runs/<id> --search dual --prune adaptive --threshold 40
+
+Confidence-aware search (Heller et al., SoCS 2022; `pddlgym_sl.search.confidence`): ``--search
+gbfs|dual`` (single queue, or dual queue with hFF), ``--prune mean|adaptive --threshold X`` (the
+run's training-data threshold below which X% of its training states fall, `agents.confidence`;
+states below it are pruned, in dual-queue search from the learned queue only), ``--prioritize``
+(dual: the threshold decides the queue turns instead of pruning). Their results go to
+``<run>/eval/<split>[-clip]-<search>-<config>/`` with the paper's configuration names (``Base``,
+``M5``, ``A40``, ``P20``, ...; ``PM20`` prioritizes with the mean threshold).
 
 The paper's planning protocol (Table 2): eager GBFS with a budget of ``--limit`` node evaluations
 (10,000) on the problems of a split (``plan``: 100 test-size problems); a problem counts as
@@ -30,7 +39,7 @@ import multiprocessing
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,15 +49,59 @@ import tyro
 from tqdm import tqdm
 
 from agents.checkpoint import load_json_object
+from agents.confidence import THRESHOLD_KINDS, refresh_run_confidence, run_threshold
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.envs.problems import problem_files, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
-from pddlgym_sl.search import SEARCHES, SearchResult
+from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
 from pddlgym_sl.task import load_task
 
-SEARCH_NAMES = tuple(SEARCHES)
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How a problem is searched: the evaluation budget and, for the confidence-aware searches, the
+    learned heuristic's threshold (None: none) and whether it prioritizes instead of pruning."""
+
+    limit: int
+    threshold: Threshold | None = None
+    prioritize: bool = False
+
+
+def _single_queue(task, heuristic, options: SearchOptions) -> SearchResult:
+    """The engine's GBFS, or with a threshold the single-queue GBFS that prunes unconfident states."""
+    if options.threshold is None:
+        return gbfs(task, heuristic, max_evaluations=options.limit)
+    return confidence_gbfs(task, heuristic, options.threshold, max_evaluations=options.limit)
+
+
+def _dual_queue(task, heuristic, options: SearchOptions) -> SearchResult:
+    """Dual-queue GBFS with hFF (pruning on the learned queue, or the prioritizing queue)."""
+    return dual_gbfs(task, heuristic, options.threshold, options.prioritize, max_evaluations=options.limit)
+
+
+def _plain(name: str):
+    """A search of `pddlgym_sl.search.SEARCHES` under the budget (no confidence threshold)."""
+
+    def search(task, heuristic, options: SearchOptions) -> SearchResult:
+        return SEARCHES[name](task, heuristic, max_evaluations=options.limit)
+
+    return search
+
+
+CONFIDENCE_AWARE = ("gbfs", "dual")
+"""The searches that take a confidence threshold (``--prune``)."""
+EVAL_SEARCHES = {
+    "gbfs": _single_queue,
+    "dual": _dual_queue,
+    **{name: _plain(name) for name in SEARCHES if name != "gbfs"},
+}
+"""``--search``: name -> ``(task, heuristic, SearchOptions) -> SearchResult``."""
 DEFAULT_SEARCH = "gbfs"
+SEARCH_NAMES = tuple(EVAL_SEARCHES)
+PRUNE_CHOICES = ("none", *THRESHOLD_KINDS)
+_PRUNE_LETTERS = {"mean": "M", "adaptive": "A"}  # the paper's configuration names (Table 2)
+_PRIORITIZE_LETTERS = {"mean": "PM", "adaptive": "P"}
 
 
 @dataclass
@@ -72,7 +125,8 @@ class Args:
     clip: bool = False
     """N+clip: clip mu below by the admissible bound"""
     search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
-    """search algorithm (pddlgym_sl.search.SEARCHES); anytime: restarting GBFS with u = C - g(s)"""
+    """gbfs; dual (dual-queue GBFS with the learned heuristic and hFF, round robin); astar; anytime
+    (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u)"""
     jobs: int = 1
     """parallel processes (each runs its own copy of the model on one thread)"""
     device: str = "cpu"
@@ -81,6 +135,16 @@ class Args:
     """result directory (default: <run>/eval/<split>[-clip] or runs/baselines/...)"""
     accuracy: bool = False
     """also compute the test-split accuracy of the run (Table 1)"""
+    confidence: bool = False
+    """first (re)write the run's confidence files (training-data thresholds, Table 1 of Heller et al.)"""
+    prune: Literal[PRUNE_CHOICES] = "none"
+    """confidence threshold of the learned heuristic (from its training data): mean or adaptive; states
+    below it are pruned (dual: from the learned queue only); needs --threshold"""
+    prioritize: bool = False
+    """dual only: the --prune threshold decides the turns instead of pruning (stay on the learned queue
+    after a confident expansion, else one hFF expansion)"""
+    threshold: float | None = None
+    """X: the threshold puts X% of the training states below it (the paper: 5, 20, 40, 80)"""
     quiet: bool = False
     """no progress bar"""
 
@@ -98,12 +162,12 @@ def _init_worker(
     clip: bool,
     device: str,
     threads: int,
-    search: str = DEFAULT_SEARCH,
+    search: str = "gbfs",
+    options: SearchOptions | None = None,
 ) -> None:
     torch.set_num_threads(threads)
-    _WORKER.update(
-        run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, search=search
-    )
+    _WORKER.update(run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None)
+    _WORKER.update(search=EVAL_SEARCHES[search], options=options)
     if run is not None:
         from agents.learned_heuristic import TrainedModel
 
@@ -123,7 +187,8 @@ def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
         )
     else:
         heuristic = _WORKER["heuristic"]
-    result = SEARCHES[_WORKER["search"]](task, heuristic, max_evaluations=limit)
+    options = _WORKER["options"] or SearchOptions(limit)
+    result = _WORKER["search"](task, heuristic, replace(options, limit=limit))
     if result.solved:
         task.validate_plan(result.plan)  # raises PlanError on an invalid plan
     return {
@@ -169,10 +234,33 @@ def summarize(results: list[dict[str, Any]], limit: int) -> dict[str, Any]:
     }
 
 
+def config_label(args: Args) -> str:
+    """The paper's name of a search configuration (Table 2): ``Base`` (confidence-unaware), ``M<X>``
+    / ``A<X>`` (mean / adaptive threshold pruning X% of the training states), ``P<X>`` / ``PM<X>``
+    (prioritizing queue with the adaptive / mean threshold)."""
+    if args.prune == "none":
+        return "Base"
+    letters = _PRIORITIZE_LETTERS if args.prioritize else _PRUNE_LETTERS
+    return f"{letters[args.prune]}{args.threshold:g}"
+
+
+def _check_search_args(args: Args) -> None:
+    confidence_aware = args.search == "dual" or args.prune != "none" or args.prioritize
+    if confidence_aware and args.run is None:
+        raise ConfigError("--search dual, --prune and --prioritize need a learned heuristic (--run)")
+    if args.prune != "none" and args.search not in CONFIDENCE_AWARE:
+        raise ConfigError(f"--prune works with --search gbfs or dual, not {args.search}")
+    if (args.prune == "none") != (args.threshold is None):
+        raise ConfigError("--prune mean|adaptive and --threshold X go together")
+    if args.prioritize and (args.search != "dual" or args.prune == "none"):
+        raise ConfigError("--prioritize needs --search dual and the threshold of --prune mean|adaptive")
+
+
 def evaluate(args: Args) -> dict[str, Any]:
     """Run the evaluation described by `args`; return the summary (also written to disk)."""
     if (args.run is None) == (args.heuristic is None):
         raise ConfigError("give exactly one of --run and --heuristic")
+    _check_search_args(args)
     run_args: dict[str, Any] = {}
     if args.run is not None:
         if not (args.run / "model.json").is_file():
@@ -188,7 +276,19 @@ def evaluate(args: Args) -> dict[str, Any]:
     domain_file = (data / domain / args.split / "domain.pddl") if data is not None else None
     if domain_file is None or not domain_file.is_file():
         domain_file = domains.domain_file(domain)
-    suffix = "" if args.search == DEFAULT_SEARCH else f"-{args.search}"
+    if args.confidence and args.run is not None:
+        refresh_run_confidence(args.run, args.device)
+    label = config_label(args)
+    options = SearchOptions(args.limit)
+    if args.prune != "none":
+        options = replace(options, threshold=run_threshold(args.run, args.prune, args.threshold, args.device))
+        options = replace(options, prioritize=args.prioritize)
+    if (args.search, label) == ("gbfs", "Base"):
+        suffix = ""
+    elif args.search in CONFIDENCE_AWARE:
+        suffix = f"-{args.search}-{label}"
+    else:
+        suffix = f"-{args.search}"
     if args.out is not None:
         out = args.out
     elif args.run is not None:
@@ -199,7 +299,15 @@ def evaluate(args: Args) -> dict[str, Any]:
     pending = [f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit)]
 
     threads = 1 if args.jobs > 1 else torch.get_num_threads()
-    init = (str(args.run) if args.run else None, args.heuristic, args.clip, args.device, threads, args.search)
+    init = (
+        str(args.run) if args.run else None,
+        args.heuristic,
+        args.clip,
+        args.device,
+        threads,
+        args.search,
+        options,
+    )
     bar = tqdm(
         total=len(files),
         initial=len(files) - len(pending),
@@ -237,6 +345,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         "split": args.split,
         "clip": args.clip,
         "search": args.search,
+        "config": label,
         **summarize(results, args.limit),
         "wall_seconds": round(time.perf_counter() - start, 2),
     }

@@ -11,8 +11,10 @@ first use, and the default step budget finishes in minutes on a laptop CPU. Pape
 A run directory ``runs/<domain>__<model>__<dist>__<sigma>__<residual>__s<seed>__<time>/`` holds
 TensorBoard events, ``args.json``, ``model.json`` (how to rebuild model and head),
 ``best.safetensors`` (best validation MSE), ``last.pt`` (full training state, loaded with
-``weights_only=True``) and ``metrics.json`` (test metrics of the best checkpoint, beside hFF and
-LM-cut). ``--resume RUN_DIR`` continues an interrupted run; on CPU the result equals an
+``weights_only=True``), ``metrics.json`` (test metrics of the best checkpoint, beside hFF and
+LM-cut) and the confidence files of `agents.confidence` (training-data thresholds, Table 1 of
+Heller et al.). ``--dist cat`` is their categorical head; ``--ood`` their out-of-distribution
+training (`agents.ood`). ``--resume RUN_DIR`` continues an interrupted run; on CPU the result equals an
 uninterrupted run with the same seed (batches are drawn from a per-step seeded generator).
 """
 
@@ -44,10 +46,12 @@ from agents.checkpoint import (
     save_training_state,
     save_weights,
 )
+from agents.confidence import write_run_confidence
 from agents.config_files import resolve_config
 from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPERS, make_head
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.models import MODELS, make_model, model_spec
+from agents.ood import NOISES, NoisePool
 from agents.sampler import BucketSampler
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.dataset import load_split
@@ -55,6 +59,7 @@ from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
 
 MODEL_NAMES = tuple(MODELS)
+OOD_CHOICES = ("none", *NOISES)
 
 
 @dataclass
@@ -62,7 +67,8 @@ class Args:
     """Train a learned heuristic with a N or TN head (flags follow the paper's notation)."""
 
     dist: Literal[DISTS] = "tn"
-    """distribution of h*: Gaussian (n; NLL = MSE with fixed sigma) or truncated Gaussian (tn)"""
+    """distribution of h*: Gaussian (n; NLL = MSE with fixed sigma), truncated Gaussian (tn) or categorical
+    over the costs 0..H (cat: cross-entropy, argmax; needs --residual none)"""
     model: Literal[MODEL_NAMES] = "nlm"
     """network: Neural Logic Machine, STRIPS-HGN or linear regression on 4 features"""
     domain: str = "ferry"
@@ -104,6 +110,11 @@ class Args:
     """run directory name (default: <domain>__<model>__<dist>__<sigma>__<residual>__s<seed>__<time>)"""
     resume: Path | None = None
     """continue the run in this directory (its args.json is used; --steps may extend it)"""
+    ood: Literal[OOD_CHOICES] = "none"
+    """out-of-distribution training: mix uniform or weighted noise states into each batch and teach low
+    confidence on them (agents/ood.py)"""
+    ood_ratio: float = 0.5
+    """fraction Y of noise states in a batch (B training states plus round(B*Y/(1-Y)) noise states)"""
     config: Path | None = None
     """YAML preset whose keys set the defaults of these flags (command-line flags win): a file, or the
     name of a bundled preset (ferry-nlm, gripper-hgn, ...)"""
@@ -193,7 +204,12 @@ class Trainer:
         self.train = load_split(root / "train", max_problems=args.train_problems, seed=args.seed)
         self.val = load_split(root / "val")
         self.head = make_head(
-            args.dist, sigma=args.sigma, residual=args.residual, bound=args.bound, upper=args.upper
+            args.dist,
+            sigma=args.sigma,
+            residual=args.residual,
+            bound=args.bound,
+            upper=args.upper,
+            max_cost=int(self.train.h_star.max()),
         )
         spec = model_spec(args.model)
         self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
@@ -208,6 +224,9 @@ class Trainer:
         lr = args.lr if args.lr is not None else spec.lr
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=args.weight_decay)
         self.sampler = BucketSampler(self.inputs["train"].sizes(), args.batch_size, args.seed)
+        self.noise = None
+        if args.ood != "none":
+            self.noise = NoisePool(self.train, args.ood, args.ood_ratio, self.head, spec, args.seed)
         self.step = 0
         self.best_val_mse = math.inf
 
@@ -229,7 +248,8 @@ class Trainer:
         rows = self.sampler.batch(self.step)
         raw = self.model(self.inputs["train"].batch(rows, self.device))
         target, lower, base, upper = bound_inputs(self.train, self.head, rows, self.device)
-        loss = self.head.nll(raw, target, lower, base, upper).mean()
+        nll = self.head.nll(raw, target, lower, base, upper)
+        loss = nll.mean() if self.noise is None else self.noise.loss(self.model, nll, self.step, rows)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip)
@@ -237,7 +257,7 @@ class Trainer:
         with torch.no_grad():
             mse = (self.head.heuristic(raw, lower, base, upper) - target).square().mean()
             sigma = self.head.mu_sigma(raw, base)[1].mean()
-        return {"nll": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
+        return {"nll": nll.mean().item(), "loss": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
 
     def validate(self) -> dict[str, float]:
         return evaluate_split(self.model, self.head, self.inputs["val"], self.val, self.device)
@@ -344,8 +364,13 @@ def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
     """Test-split accuracy of the best checkpoint, beside hFF's and LM-cut's."""
     test = load_split(args.data / args.domain / args.test_split)
     load_weights(run_dir / "best.safetensors", trainer.model)
-    inputs = model_spec(args.model).training_inputs(test)
-    model_metrics = evaluate_split(trainer.model, trainer.head, inputs, test, trainer.device)
+    spec = model_spec(args.model)
+    model_metrics = evaluate_split(
+        trainer.model, trainer.head, spec.training_inputs(test), test, trainer.device
+    )
+    write_run_confidence(
+        run_dir, trainer.model, trainer.head, spec, trainer.train, test, trainer.device, args.seed
+    )
     return {
         "test_states": len(test),
         "test_problems": len(test.problems),

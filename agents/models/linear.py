@@ -97,5 +97,6 @@ SPEC = ModelSpec(
     name="linear",
     label="linear regression (LR)",
     paper_weight_decay=0.0,
+    reads_features=True,
 )
 """Paper settings (appendix C.1): AdamW at lr 1e-2, no weight decay."""

@@ -40,6 +40,9 @@ class ModelSpec:
         lr: the AdamW learning rate of the paper, and the trainer's default (``--lr``).
         paper_weight_decay: the paper's AdamW weight decay (appendix C.1), written into the
             ``configs/<domain>-<model>.yaml`` presets.
+        reads_features: the training inputs read the split's ``features`` (linear regression's
+            hFF-based features, infinite for relaxed dead ends): out-of-distribution noise states
+            (`agents.ood`) must then have finite ones.
     """
 
     network: Callable[..., nn.Module]
@@ -49,6 +52,7 @@ class ModelSpec:
     label: str
     lr: float = 1e-2
     paper_weight_decay: float = 1e-2
+    reads_features: bool = False
 
     def build(self, n_outputs: int, **config: Any) -> nn.Module:
         """A fresh network with ``n_outputs`` raw outputs per state."""

@@ -23,7 +23,8 @@ class SearchResult:
         seconds: wall-clock time of the search (excluding task loading).
         status: "solved", "evaluation_limit" (the next evaluation would exceed the budget),
             "exhausted" (the reachable space with finite heuristic values was searched: unsolvable
-            as far as the heuristic's dead-end detection goes) or "time_limit".
+            as far as the heuristic's dead-end detection goes), "pruned" (a confidence-aware search's
+            open lists ran empty after it pruned states: not a proof of anything) or "time_limit".
         plan_indices: action indices of the plan.
     """
 

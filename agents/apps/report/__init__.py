@@ -21,6 +21,8 @@ table block per model (the paper's Table 1 is NLM; appendices E and F give STRIP
   b, log x from 10 to the limit, mean over seeds; one panel per domain, hFF included) and
   ``val_mse_<model>.png`` (``val/mse`` of the TensorBoard events against the step, mean±std band
   over seeds, log y, as the paper's Figure 2).
+- **Confidence** (``--confidence``): Tables 1-3 of Heller et al. (SoCS 2022) and a reliability
+  diagram (`agents.apps.report.confidence`).
 
 CSV rows: one per (model, domain, config, dist, metric) with mean, std, n_seeds (seeds that have
 the value), n_runs (seeds in the group) and bold. Missing values (an unevaluated run, a domain
@@ -71,6 +73,12 @@ class Args:
     """delta degrees of freedom of the std over seeds (1: sample std; 0: population std)"""
     quiet: bool = False
     """do not print the tables"""
+    confidence: bool = False
+    """also Heller et al.'s Tables 1-3 and the reliability diagram (agents/apps/report/confidence.py)"""
+    confidence_heuristic: str = "W50"
+    """heuristic of the confidence Table 2: Standard, U50, U90, W50, W90"""
+    confidence_search: str = "dual-A40"
+    """search of the confidence Table 3: <gbfs|dual>-<config>"""
 
 
 @dataclass
@@ -126,7 +134,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(report.table1)
         print(report.table2)
-    print(f"report: {', '.join(str(f) for f in report.files)}")
+    files = report.files
+    if args.confidence:
+        from agents.apps.report.confidence import write_confidence_report
+
+        more, text = write_confidence_report(
+            args.runs, args.out, args.confidence_heuristic, args.confidence_search, args.plots
+        )
+        files = files + more
+        if not args.quiet:
+            print(text)
+    print(f"report: {', '.join(str(f) for f in files)}")
     return 0
 
 
