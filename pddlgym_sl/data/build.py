@@ -35,6 +35,7 @@ from pddlgym_sl import __version__
 from pddlgym_sl.data.dataset import CONSOLIDATED, consolidate
 from pddlgym_sl.data.labels import check_core, heuristic_values
 from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import fast_downward_version
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
 from pddlgym_sl.task import CORE_VERSION, load_task
@@ -72,11 +73,16 @@ def build_split(
     jobs: int = 1,
     progress: bool = True,
     rebuild: bool = False,
+    stop_after: int | None = None,
 ) -> dict[str, Any]:
     """Solve and label every slot not yet finished in `split_dir`; write and return the manifest.
 
     A `split_dir` made by another core version raises `StaleLabelsError`; with `rebuild`, its
-    contents are deleted first and the split is built from scratch."""
+    contents are deleted first and the split is built from scratch. With `stop_after`, slots
+    (taken in order, as sizes grow) stop being attempted after that many consecutive failures,
+    counting the failures of earlier runs, so a resumed run stops where an uninterrupted one does."""
+    if stop_after is not None and (stop_after < 1 or jobs > 1):
+        raise ConfigError("stop_after must be at least 1, and it needs jobs=1 (slots are tried in order)")
     stale = _stale_core(split_dir) if split_dir.is_dir() else None
     if stale is not None:
         if not rebuild:
@@ -110,14 +116,20 @@ def build_split(
 
     try:
         if jobs <= 1:
-            for slot in pending:
-                finished(solve_slot(slot, domain_file, split_dir, config))
+            records = dict(done)
+            for slot in slots:
+                if stop_after is not None and _failure_run(slots, records) >= stop_after:
+                    bar.set_description(f"{domain}/{split} (stopped after {stop_after} failures in a row)")
+                    break
+                if slot_name(slot) not in records:
+                    records[slot_name(slot)] = _solve(slot, domain_file, split_dir, config)
+                    finished(records[slot_name(slot)])
         else:
             _compile_kernels()
             # spawn: workers start clean (numba and tqdm are not fork-friendly everywhere).
             ctx = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                futures = {pool.submit(solve_slot, s, domain_file, split_dir, config) for s in pending}
+                futures = {pool.submit(_solve, s, domain_file, split_dir, config) for s in pending}
                 while futures:
                     ready, futures = wait(futures, return_when=FIRST_COMPLETED)
                     for future in ready:
@@ -128,6 +140,38 @@ def build_split(
     if manifest["summary"]["solved"]:
         consolidate(split_dir)
     return manifest
+
+
+def _failure_run(slots: Sequence[ProblemSpec | Path], records: dict[str, dict[str, Any]]) -> int:
+    """Consecutive failures at the end of the finished prefix of `slots`."""
+    run = 0
+    for slot in slots:
+        record = records.get(slot_name(slot))
+        if record is None:
+            break
+        run = run + 1 if record["status"] == "failed" else 0
+    return run
+
+
+def _solve(
+    slot: ProblemSpec | Path, domain_file: Path, split_dir: Path, config: SolveConfig
+) -> dict[str, Any]:
+    """`solve_slot`, with any unexpected exception (a bug in a library on an odd task) recorded as a
+    failure of that slot instead of ending the split."""
+    try:
+        return solve_slot(slot, domain_file, split_dir, config)
+    except Exception as exc:  # one odd task must never end the split
+        record = {
+            "slot": slot_name(slot),
+            "status": "failed",
+            "failures": [
+                {"seed": None, "problem": str(slot), "reason": f"crash: {type(exc).__name__}: {exc}"}
+            ],
+            "retries": 1,
+            "core": CORE_VERSION,
+        }
+        atomic_write_json(split_dir / "records" / f"{slot_name(slot)}.json", record)
+        return record
 
 
 def _compile_kernels() -> None:
