@@ -9,6 +9,9 @@ Layout of a split directory ``<root>/<domain>/<split>/``::
     labels.npz               all labels of the split in one file, for fast loading
     domain.pddl              a copy of the domain file (the split is self-contained)
 
+Every run also gives label files of an older format (`pddlgym_sl.data.labels.LABEL_FORMAT`:
+format 1 had no siblings) what the current format adds, from their stored plans.
+
 Resumable: slots with a record are skipped, so re-running after a crash or ``kill -9`` finishes
 the split without redoing or duplicating work; every file is written atomically. A split made by
 another core version (`pddlgym_sl.task.CORE_VERSION`) is never resumed into: `build_split` refuses
@@ -27,13 +30,14 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 import domains
 from domains import ProblemSpec
 from pddlgym_sl import __version__
 from pddlgym_sl.data.dataset import CONSOLIDATED, consolidate
-from pddlgym_sl.data.labels import check_core, heuristic_values
+from pddlgym_sl.data.labels import LABEL_FORMAT, add_siblings, check_core, heuristic_values
 from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import fast_downward_version
@@ -136,10 +140,24 @@ def build_split(
                         finished(future.result())
     finally:
         bar.close()
+    _add_missing_siblings(split_dir, progress)
     manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
     if manifest["summary"]["solved"]:
         consolidate(split_dir)
     return manifest
+
+
+def _add_missing_siblings(split_dir: Path, progress: bool) -> int:
+    """Upgrade the split's label files of format 1 (plan states only) with their siblings, from
+    their stored plans (no solving); return how many were upgraded."""
+    old = []
+    for path in sorted((split_dir / "labels").glob("*.npz")):
+        with np.load(path, allow_pickle=False) as z:
+            if "sibling_states" not in z.files:
+                old.append((path, str(z["problem"])))
+    for path, problem in tqdm(old, desc="siblings", unit="problem", disable=not progress or not old):
+        add_siblings(path, load_task(split_dir / "domain.pddl", split_dir / "problems" / problem))
+    return len(old)
 
 
 def _failure_run(slots: Sequence[ProblemSpec | Path], records: dict[str, dict[str, Any]]) -> int:
@@ -204,6 +222,7 @@ def write_manifest(
         "format": MANIFEST_FORMAT,
         "pddlgym_sl_version": __version__,
         "core_version": CORE_VERSION,
+        "label_format": LABEL_FORMAT,
         "domain": domain,
         "domain_file": str(domain_file),
         "split": split,
