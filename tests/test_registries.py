@@ -42,7 +42,7 @@ def test_domain_lists_derive_from_the_specs():
 
 def test_model_lists_derive_from_the_specs():
     assert display_order("model") == tuple(MODELS) == grid_axes()["models"]
-    assert [model_label(m) for m in MODELS] == ["NLM", "STRIPS-HGN", "linear regression (LR)"]
+    assert [model_label(m) for m in MODELS] == ["NLM", "STRIPS-HGN", "linear regression (LR)", "WL"]
 
 
 def test_heuristic_names_derive_from_admissibility():

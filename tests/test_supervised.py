@@ -20,7 +20,7 @@ from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 
 
-@pytest.mark.parametrize("model", ["nlm", "hgn", "linear"])
+@pytest.mark.parametrize("model", ["nlm", "hgn", "linear", "wl"])
 @pytest.mark.parametrize("dist", ["n", "tn"])
 def test_cli_smoke(model, dist, tiny_dataset, tmp_path):
     cmd = [sys.executable, "-m", "agents.supervised", "--model", model, "--dist", dist]

@@ -15,6 +15,7 @@ nlm       `agents.models.nlm` (Dong et al. 2019)  per-arity predicate tensors, p
 hgn       `agents.models.strips_hgn` (Shen et al.  delete-relaxation hypergraphs
           2020)
 linear    `agents.models.linear`                 ``[B, 4]`` Gomoluch et al. (2017) features
+wl        `agents.models.wl` (Chen et al. 2024)   WL colour counts of the ILG (`wlplan`)
 ========  =====================================  ==========================================
 
 To add a model: one module (or package) defining the ``nn.Module``, its `agents.inputs`
@@ -28,7 +29,7 @@ from typing import Any
 from torch import nn
 
 from agents.errors import AgentError
-from agents.models import linear, nlm, strips_hgn
+from agents.models import linear, nlm, strips_hgn, wl
 from agents.models.linear import GOMOLUCH_FEATURES, LinearRegression
 from agents.models.nlm import NLM, NLMLayer
 from agents.models.spec import ModelSpec
@@ -52,6 +53,7 @@ MODELS: dict[str, ModelSpec] = {
     "nlm": nlm.SPEC,
     "hgn": strips_hgn.SPEC,
     "linear": linear.SPEC,
+    "wl": wl.SPEC,
 }
 """The registered models by name, in the report's order."""
 
