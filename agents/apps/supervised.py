@@ -43,14 +43,15 @@ from agents.checkpoint import (
     save_weights,
 )
 from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, make_head
+from agents.losses import LOSSES, make_loss
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.models import MODELS, make_model, model_spec
-from agents.sampler import BucketSampler
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
 
 MODEL_NAMES = tuple(MODELS)
+LOSS_NAMES = tuple(LOSSES)
 
 
 @dataclass
@@ -60,11 +61,14 @@ class Args:
     dist: Literal[DISTS] = "tn"
     """distribution of h*: Gaussian (n; NLL = MSE with fixed sigma) or truncated Gaussian (tn)"""
     model: Literal[MODEL_NAMES] = "nlm"
-    """network: Neural Logic Machine, STRIPS-HGN or linear regression on 4 features"""
+    """network: Neural Logic Machine, STRIPS-HGN, linear regression on 4 features, or WL features"""
     domain: str = "ferry"
     """domain of the dataset: data/<domain>/{train,val,test} under --data"""
     data: Path = Path("data/small")
     """dataset root (data/small is created on first use: python -m pddlgym_sl.data.generate --preset small)"""
+    loss: Literal[LOSS_NAMES] = "nll"
+    """training loss: the head's NLL, or rank (pairwise: plan states below their parents and
+    siblings; needs labels with siblings; the best checkpoint has the lowest val ranking loss)"""
     sigma: Literal[SIGMAS] = "learn"
     """learn sigma (second model output) or fix it to 1/sqrt(2)"""
     residual: Literal[RESIDUALS] = "hff"
@@ -146,6 +150,8 @@ class Trainer:
         self.train = load_split(root / "train", max_problems=args.train_problems, seed=args.seed)
         self.val = load_split(root / "val")
         self.head = make_head(args.dist, sigma=args.sigma, residual=args.residual, bound=args.bound)
+        self.loss = make_loss(args.loss, self.head)
+        self.train, self.val = self.loss.prepare(self.train), self.loss.prepare(self.val)
         spec = model_spec(args.model)
         self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
         torch.manual_seed(args.seed)
@@ -158,7 +164,7 @@ class Trainer:
         self.model_config = {"model": model_config, "head": self.head.config, "domain": args.domain}
         lr = args.lr if args.lr is not None else spec.lr
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=args.weight_decay)
-        self.sampler = BucketSampler(self.inputs["train"].sizes(), args.batch_size, args.seed)
+        self.sampler = self.loss.sampler(self.train, self.inputs["train"].sizes(), args.batch_size, args.seed)
         self.step = 0
         self.best_val_mse = math.inf
 
@@ -180,18 +186,18 @@ class Trainer:
         rows = self.sampler.batch(self.step)
         raw = self.model(self.inputs["train"].batch(rows, self.device))
         target, lower, base = bound_inputs(self.train, self.head, rows, self.device)
-        loss = self.head.nll(raw, target, lower, base).mean()
+        loss = self.loss(self.head, raw, self.train, rows)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip)
         self.optimizer.step()
         with torch.no_grad():
-            mse = (self.head.heuristic(raw, lower, base) - target).square().mean()
+            mse = (self.head.heuristic(raw, lower, base) - target).square().nanmean()  # NaN: no h*
             sigma = self.head.mu_sigma(raw, base)[1].mean()
-        return {"nll": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
+        return {self.loss.name: loss.item(), "mse": mse.item(), "sigma": sigma.item()}
 
     def validate(self) -> dict[str, float]:
-        return evaluate_split(self.model, self.head, self.inputs["val"], self.val, self.device)
+        return self.loss.validate(self.model, self.head, self.inputs["val"], self.val, self.device)
 
     def save_last(self) -> None:
         save_training_state(self.run_dir / "last.pt", self.state())
@@ -268,13 +274,14 @@ def train(args: Args) -> Path:
                 writer.add_scalar(f"train/{k}", v, step)
             writer.add_scalar("train/lr", trainer.optimizer.param_groups[0]["lr"], step)
             writer.add_scalar("train/steps_per_s", rate, step)
-            bar.set_postfix(nll=f"{stats['nll']:.3f}", mse=f"{stats['mse']:.3f}", refresh=False)
+            shown = {name: f"{stats[name]:.3f}" for name in (trainer.loss.name, "mse")}
+            bar.set_postfix(shown, refresh=False)
         if step % args.val_every == 0 or step == args.steps:
             val = trainer.validate()
             for k, v in val.items():
                 writer.add_scalar(f"val/{k}", v, step)
-            if val["mse"] < trainer.best_val_mse:
-                trainer.best_val_mse = val["mse"]
+            if val[trainer.loss.select] < trainer.best_val_mse:  # the loss's metric (nll: MSE)
+                trainer.best_val_mse = val[trainer.loss.select]
                 save_weights(run_dir / "best.safetensors", trainer.model)
             trainer.save_last()
             writer.flush()
@@ -301,7 +308,7 @@ def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
         "test_problems": len(test.problems),
         **{f"test_{k}": v for k, v in model_metrics.items()},
         **{f"test_{k}": v for k, v in baseline_mse(test).items()},
-        "best_val_mse": trainer.best_val_mse,
+        f"best_val_{trainer.loss.select}": trainer.best_val_mse,
         "steps": trainer.step,
     }
 
@@ -346,7 +353,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label + ' +clip':<28} {m['test_mse_clip']:>10.3f}")
     print(f"{'hFF':<28} {m['test_hff_mse']:>10.3f}")
     print(f"{'LM-cut':<28} {m['test_lmcut_mse']:>10.3f}")
-    print(f"(test NLL {m['test_nll']:.3f}; best validation MSE {m['best_val_mse']:.3f})")
+    select = LOSSES[args.loss].select
+    name = {"mse": "MSE"}.get(select, select.replace("_", " "))
+    print(f"(test NLL {m['test_nll']:.3f}; best validation {name} {m[f'best_val_{select}']:.3f})")
     return 0
 
 
