@@ -221,6 +221,7 @@ def _stored_args(run_dir: Path) -> Args:
 
 def train(args: Args) -> Path:
     """Run (or resume) training; return the run directory (with metrics.json)."""
+    started = time.perf_counter()
     if args.resume is not None:
         run_dir = args.resume
         if not (run_dir / "args.json").is_file():
@@ -293,6 +294,7 @@ def train(args: Args) -> Path:
         if isinstance(v, float):
             writer.add_scalar(f"test/{k.removeprefix('test_')}", v, trainer.step)
     writer.close()
+    metrics["wall_seconds"] = round(time.perf_counter() - started, 1)  # this call, data loading included
     atomic_write_json(run_dir / "metrics.json", metrics)
     return run_dir
 
