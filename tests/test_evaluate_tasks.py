@@ -68,3 +68,15 @@ def test_the_cli_on_ipc_test_tasks(tmp_path, capsys):
     args = ["--heuristic", "hff", "--tasks", str(IPC / "ferry" / "testing-easy"), "--problems", "2"]
     assert evaluate_main([*args, "--out", str(tmp_path), "--quiet", "--time-limit", "60"]) == 0
     assert "ferry/testing-easy hff: coverage 1.00 (2/2)" in capsys.readouterr().out
+
+
+def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
+    """``experiments/ipc23_lt.py --table-only`` reads the evaluations present (none here)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
+    cmd = [sys.executable, str(script), "--table-only", "--domains", "ferry", "--runs", str(tmp_path)]
+    out = subprocess.run([*cmd, "--data", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "| ferry | – | – | – | – | – | – | – | – |" in out.stdout
