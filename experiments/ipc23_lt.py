@@ -1,7 +1,7 @@
 """The IPC 2023 Learning Track experiment of the README: train, plan, tabulate (resumable).
 
     python experiments/ipc23_lt.py [--domains ferry miconic ...] [--configs hff wl-n wl-tn wl-rank]
-                                   [--time-limit 60] [--steps 3000] [--table-only]
+                                   [--time-limit 600] [--steps 3000] [--table-only]
 
 Per domain, with the labels of ``python -m pddlgym_sl.data.generate --problems
 ../shared/ipc23-lt/<domain>/training --split train --val-every 5 --out data/ipc ...`` (README):
@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
     parser.add_argument("--configs", nargs="+", default=["hff", "wl-n", "wl-tn", "wl-rank"], choices=CONFIGS)
     parser.add_argument("--test-sets", nargs="+", default=list(TEST_SETS), choices=TEST_SETS)
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per search")
+    parser.add_argument("--time-limit", type=float, default=600.0, help="wall-clock seconds per search")
     parser.add_argument("--limit", type=int, default=10_000, help="node evaluations per search")
     parser.add_argument("--steps", type=int, default=3000, help="training steps of the WL models")
     parser.add_argument("--nlm-steps", type=int, default=1000, help="training steps of the NLM")

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -127,13 +125,13 @@ def test_labels_without_siblings_are_a_clear_error(ranking):
         make_loss("hinge", make_head("tn"))
 
 
-def test_wl_learns_to_rank_and_the_cli_reports_it(tiny_dataset, tmp_path):
-    cmd = [sys.executable, "-m", "agents.supervised", "--model", "wl", "--loss", "rank", "--dist", "n"]
-    cmd += ["--sigma", "fixed", "--residual", "none", "--data", str(tiny_dataset), "--steps", "300"]
-    cmd += ["--val-every", "100", "--batch-size", "64", "--runs", str(tmp_path), "--quiet", "--name", "run"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    assert "best validation rank loss" in out.stdout
+def test_wl_learns_to_rank_and_the_cli_reports_it(tiny_dataset, tmp_path, capsys):
+    from agents.apps.supervised import main
+
+    argv = ["--model", "wl", "--loss", "rank", "--dist", "n", "--sigma", "fixed", "--residual", "none"]
+    argv += ["--data", str(tiny_dataset), "--steps", "300", "--val-every", "100", "--batch-size", "64"]
+    assert main([*argv, "--runs", str(tmp_path), "--quiet", "--name", "run"]) == 0
+    assert "best validation rank loss" in capsys.readouterr().out
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     val = RankingSplit.build(load_split(tiny_dataset / "ferry" / "val"), make_head("n", sigma="fixed"))
     # zero weights rank nothing (every pair tied: loss = margin); training orders most pairs
