@@ -40,7 +40,6 @@ from torch import Tensor
 from agents.errors import AgentError
 from agents.heads import Head
 from agents.inputs import TrainingInputs
-from agents.metrics import bound_inputs
 from agents.models.spec import ModelSpec
 from pddlgym_sl.data.dataset import LabelledSplit
 from pddlgym_sl.data.labels import FEATURE_NAMES
@@ -199,6 +198,11 @@ class NoisePool:
         if len(rows) == 0:
             return nll.mean()
         raw = model(self.inputs.batch(rows, nll.device))
-        _, _, base = bound_inputs(self.pool, self.head, rows, nll.device)
+        key = self.head.residual_key  # the noise states have no upper bounds: only the base is read
+        base = (
+            None
+            if key is None
+            else torch.as_tensor(self.pool.values[key][rows], dtype=torch.float32, device=nll.device)
+        )
         ood = self.head.uniform_cross_entropy(raw, base, self.max_cost)
         return (nll.sum() + ood.sum()) / (len(nll) + len(ood))

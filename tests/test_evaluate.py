@@ -18,7 +18,7 @@ from pddlgym_sl import load_task
 from pddlgym_sl.search import gbfs
 
 
-@pytest.fixture(scope="module", params=["nlm", "hgn", "linear"])
+@pytest.fixture(scope="module", params=["nlm", "hgn", "linear", "wl"])
 def trained_run(request, tiny_dataset, tmp_path_factory):
     runs = tmp_path_factory.mktemp(f"runs-{request.param}")
     return train(

@@ -538,7 +538,7 @@ def test_linear_regression():
 
 
 def test_make_model():
-    assert set(MODELS) == {"nlm", "hgn", "linear"}
+    assert set(MODELS) == {"nlm", "hgn", "linear", "wl"}
     assert isinstance(make_model("linear", n_outputs=1), LinearRegression)
     assert isinstance(make_model("hgn", n_outputs=2), STRIPSHGN)
     nlm = make_model("nlm", n_outputs=1, in_channels=FERRY_CHANNELS)

@@ -47,6 +47,7 @@ def test_model_lists_derive_from_the_specs():
         "STRIPS-HGN",
         "linear regression (LR)",
         "MLP on facts (NFD)",
+        "WL",
     ]
 
 

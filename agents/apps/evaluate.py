@@ -3,6 +3,7 @@
     python -m agents.evaluate --run runs/<id> [--split plan] [--limit 10000] [--jobs N] [--clip]
     python -m agents.evaluate --heuristic hff --domain ferry [--split plan]
     python -m agents.evaluate --run runs/<id> --search anytime   # restarting GBFS, u = C − g(s)
+    python -m agents.evaluate --run runs/<id> --tasks ../shared/ipc23-lt/ferry/testing-easy --time-limit 300
     python -m agents.evaluate --run runs/<id> --search dual --prune adaptive --threshold 40
 
 Confidence-aware search (Heller et al., SoCS 2022; `pddlgym_sl.search.confidence`): ``--search
@@ -24,8 +25,12 @@ TN value gets u = C − g(s), nodes with g + LM-cut ≥ C are pruned); its per-p
 list every improved plan with its cost and evaluation count (``improvements``).
 
 Problems: ``<data>/<domain>/<split>/problems`` of the run's dataset when that directory exists,
-otherwise the split of the paper's Table 3 (generated once into the problem cache). Results go to
-``<run>/eval/<split>[-clip][-<search>]/`` (no suffix for gbfs; baselines:
+otherwise the split of the paper's Table 3 (generated once into the problem cache); or, with
+``--tasks DIR``, every task file in DIR (a directory of given tasks, such as the IPC 2023 Learning
+Track's test tasks), with ``--domain-file`` or the ``domain.pddl`` in DIR or its parent; the
+directory's name then stands for the split. ``--time-limit`` bounds each search's wall-clock time
+(grounding not included; both are recorded). A task that cannot be loaded is a recorded failure.
+Results go to ``<run>/eval/<split>[-clip][-<search>]/`` (no suffix for gbfs; baselines:
 ``runs/baselines/<domain>__<heuristic>/eval/<split>[-<search>]/``):
 one JSON per problem (written atomically; finished problems are skipped on a re-run) and
 ``summary.json``. ``--accuracy`` also writes the test-split accuracy (Table 1: MSE, MSE+clip,
@@ -48,10 +53,12 @@ import torch
 import tyro
 from tqdm import tqdm
 
+import domains
 from agents.checkpoint import load_json_object
 from agents.confidence import THRESHOLD_KINDS, refresh_run_confidence, run_threshold
 from pddlgym_sl.arguments import check_ranges
-from pddlgym_sl.envs.problems import problem_files, spread
+from pddlgym_sl.data.generate import given_domain_file
+from pddlgym_sl.envs.problems import problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
@@ -66,25 +73,35 @@ class SearchOptions:
     limit: int
     threshold: Threshold | None = None
     prioritize: bool = False
+    time_limit: float | None = None
 
 
 def _single_queue(task, heuristic, options: SearchOptions) -> SearchResult:
     """The engine's GBFS, or with a threshold the single-queue GBFS that prunes unconfident states."""
     if options.threshold is None:
-        return gbfs(task, heuristic, max_evaluations=options.limit)
-    return confidence_gbfs(task, heuristic, options.threshold, max_evaluations=options.limit)
+        return gbfs(task, heuristic, max_evaluations=options.limit, time_limit=options.time_limit)
+    return confidence_gbfs(
+        task, heuristic, options.threshold, max_evaluations=options.limit, time_limit=options.time_limit
+    )
 
 
 def _dual_queue(task, heuristic, options: SearchOptions) -> SearchResult:
     """Dual-queue GBFS with hFF (pruning on the learned queue, or the prioritizing queue)."""
-    return dual_gbfs(task, heuristic, options.threshold, options.prioritize, max_evaluations=options.limit)
+    return dual_gbfs(
+        task,
+        heuristic,
+        options.threshold,
+        options.prioritize,
+        max_evaluations=options.limit,
+        time_limit=options.time_limit,
+    )
 
 
 def _plain(name: str):
     """A search of `pddlgym_sl.search.SEARCHES` under the budget (no confidence threshold)."""
 
     def search(task, heuristic, options: SearchOptions) -> SearchResult:
-        return SEARCHES[name](task, heuristic, max_evaluations=options.limit)
+        return SEARCHES[name](task, heuristic, max_evaluations=options.limit, time_limit=options.time_limit)
 
     return search
 
@@ -122,6 +139,12 @@ class Args:
     """node-evaluation budget per problem"""
     problems: int | None = None
     """evaluate only N problems, evenly spread over the sorted split (so every size is kept)"""
+    tasks: Path | None = None
+    """plan on the task files of this directory instead of a split (an IPC domain's testing-easy)"""
+    domain_file: Path | None = None
+    """domain file of --tasks (default: DIR/domain.pddl or DIR/../domain.pddl)"""
+    time_limit: float | None = None
+    """wall-clock limit of each search in seconds (default: none)"""
     clip: bool = False
     """N+clip: clip mu below by the admissible bound"""
     search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
@@ -149,7 +172,7 @@ class Args:
     """no progress bar"""
 
     def __post_init__(self) -> None:
-        check_ranges(self, positive=("limit", "problems", "jobs"))
+        check_ranges(self, positive=("limit", "problems", "jobs", "time_limit"))
 
 
 # ------------------------------------------------------------------ worker side
@@ -174,8 +197,23 @@ def _init_worker(
         _WORKER["trained"] = TrainedModel.load(run, device=device)
 
 
-def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
-    task = load_task(domain_file, problem_file)
+def _solve(
+    domain_file: str, problem_file: str, limit: int, time_limit: float | None = None
+) -> dict[str, Any]:
+    start = time.perf_counter()
+    try:
+        task = load_task(domain_file, problem_file)
+    except PDDLError as exc:  # one task that cannot be loaded must not end the evaluation
+        return {
+            "problem": Path(problem_file).name,
+            "solved": False,
+            "status": f"error: {exc}",
+            "evaluations": 0,
+            "seconds": 0.0,
+            "limit": limit,
+            "time_limit": time_limit,
+        }
+    load_seconds = time.perf_counter() - start
     if _WORKER["trained"] is not None:
         from agents.learned_heuristic import LearnedHeuristic
         from pddlgym_sl.envs.encoders.schema import Schema
@@ -188,7 +226,7 @@ def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
     else:
         heuristic = _WORKER["heuristic"]
     options = _WORKER["options"] or SearchOptions(limit)
-    result = _WORKER["search"](task, heuristic, replace(options, limit=limit))
+    result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
     if result.solved:
         task.validate_plan(result.plan)  # raises PlanError on an invalid plan
     return {
@@ -200,7 +238,9 @@ def _solve(domain_file: str, problem_file: str, limit: int) -> dict[str, Any]:
         "expansions": result.expansions,
         "generated": result.generated,
         "seconds": round(result.seconds, 4),
+        "load_seconds": round(load_seconds, 4),
         "limit": limit,
+        "time_limit": time_limit,
         "plan": result.plan,
         **_extra_fields(result),
     }
@@ -213,9 +253,12 @@ def _extra_fields(result: SearchResult) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ driver side
-def _finished(path: Path, limit: int) -> bool:
+def _finished(path: Path, limit: int, time_limit: float | None = None) -> bool:
     """A problem is done when its result exists and was obtained under the same budget."""
-    return path.is_file() and json.loads(path.read_text()).get("limit") == limit
+    if not path.is_file():
+        return False
+    result = json.loads(path.read_text())
+    return result.get("limit") == limit and result.get("time_limit") == time_limit
 
 
 def summarize(results: list[dict[str, Any]], limit: int) -> dict[str, Any]:
@@ -267,15 +310,22 @@ def evaluate(args: Args) -> dict[str, Any]:
             raise ConfigError(f"{args.run} is not a trained run (no model.json)")
         run_args = load_json_object(args.run / "args.json")
     domain = args.domain or run_args.get("domain")
-    if domain is None:
-        raise ConfigError("--domain is needed with --heuristic")
     data = args.data or (Path(run_args["data"]) if "data" in run_args else None)
-    files = spread(problem_files(domain, args.split, data), args.problems)
-    import domains
-
-    domain_file = (data / domain / args.split / "domain.pddl") if data is not None else None
-    if domain_file is None or not domain_file.is_file():
-        domain_file = domains.domain_file(domain)
+    split = args.split
+    if args.tasks is not None:
+        domain_file = given_domain_file(args.tasks, args.domain_file, None)
+        files = spread(
+            list(resolve_problems(problems=args.tasks, domain_file=domain_file).files), args.problems
+        )
+        split = args.tasks.resolve().name
+        domain = domain or domain_file.resolve().parent.name
+    elif domain is None:
+        raise ConfigError("--domain is needed with --heuristic")
+    else:
+        files = spread(problem_files(domain, split, data), args.problems)
+        domain_file = (data / domain / split / "domain.pddl") if data is not None else None
+        if domain_file is None or not domain_file.is_file():
+            domain_file = domains.domain_file(domain)
     if args.confidence and args.run is not None:
         refresh_run_confidence(args.run, args.device)
     label = config_label(args)
@@ -292,11 +342,13 @@ def evaluate(args: Args) -> dict[str, Any]:
     if args.out is not None:
         out = args.out
     elif args.run is not None:
-        out = args.run / "eval" / (args.split + ("-clip" if args.clip else "") + suffix)
+        out = args.run / "eval" / (split + ("-clip" if args.clip else "") + suffix)
     else:
-        out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / (args.split + suffix)
+        out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / (split + suffix)
     (out / "problems").mkdir(parents=True, exist_ok=True)
-    pending = [f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit)]
+    pending = [
+        f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit)
+    ]
 
     threads = 1 if args.jobs > 1 else torch.get_num_threads()
     init = (
@@ -326,13 +378,16 @@ def evaluate(args: Args) -> dict[str, Any]:
         if args.jobs <= 1:
             _init_worker(*init)
             for f in pending:
-                record(_solve(str(domain_file), str(f), args.limit))
+                record(_solve(str(domain_file), str(f), args.limit, args.time_limit))
         else:
             ctx = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(
                 args.jobs, mp_context=ctx, initializer=_init_worker, initargs=init
             ) as pool:
-                futures = [pool.submit(_solve, str(domain_file), str(f), args.limit) for f in pending]
+                futures = [
+                    pool.submit(_solve, str(domain_file), str(f), args.limit, args.time_limit)
+                    for f in pending
+                ]
                 for future in futures:
                     record(future.result())
     finally:
@@ -342,10 +397,11 @@ def evaluate(args: Args) -> dict[str, Any]:
         "run": str(args.run) if args.run else None,
         "heuristic": args.heuristic or ("learned+clip" if args.clip else "learned"),
         "domain": domain,
-        "split": args.split,
+        "split": split,
         "clip": args.clip,
         "search": args.search,
         "config": label,
+        "time_limit": args.time_limit,
         **summarize(results, args.limit),
         "wall_seconds": round(time.perf_counter() - start, 2),
     }

@@ -49,10 +49,10 @@ from agents.checkpoint import (
 from agents.confidence import write_run_confidence
 from agents.config_files import resolve_config
 from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPERS, make_head
+from agents.losses import LOSSES, make_loss
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.models import MODELS, make_model, model_spec
 from agents.ood import NOISES, NoisePool
-from agents.sampler import BucketSampler
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
@@ -60,6 +60,7 @@ from pddlgym_sl.io import atomic_write_json
 
 MODEL_NAMES = tuple(MODELS)
 OOD_CHOICES = ("none", *NOISES)
+LOSS_NAMES = tuple(LOSSES)
 
 
 @dataclass
@@ -70,11 +71,14 @@ class Args:
     """distribution of h*: Gaussian (n; NLL = MSE with fixed sigma), truncated Gaussian (tn) or categorical
     over the costs 0..H (cat: cross-entropy, argmax; needs --residual none)"""
     model: Literal[MODEL_NAMES] = "nlm"
-    """network: Neural Logic Machine, STRIPS-HGN or linear regression on 4 features"""
+    """network: Neural Logic Machine, STRIPS-HGN, linear regression on 4 features, or WL features"""
     domain: str = "ferry"
     """domain of the dataset: data/<domain>/{train,val,test} under --data"""
     data: Path = Path("data/small")
     """dataset root (data/small is created on first use: python -m pddlgym_sl.data.generate --preset small)"""
+    loss: Literal[LOSS_NAMES] = "nll"
+    """training loss: the head's NLL, or rank (pairwise: plan states below their parents and
+    siblings; needs labels with siblings; the best checkpoint has the lowest val ranking loss)"""
     sigma: Literal[SIGMAS] = "learn"
     """learn sigma (second model output) or fix it to 1/sqrt(2)"""
     residual: Literal[RESIDUALS] = "hff"
@@ -211,6 +215,12 @@ class Trainer:
             upper=args.upper,
             max_cost=int(self.train.h_star.max()),
         )
+        if args.loss != "nll" and (args.ood != "none" or args.upper == "plan"):
+            raise ConfigError(
+                f"--loss {args.loss} takes neither --ood nor --upper plan (they extend the NLL)"
+            )
+        self.loss = make_loss(args.loss, self.head)
+        self.train, self.val = self.loss.prepare(self.train), self.loss.prepare(self.val)
         spec = model_spec(args.model)
         self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
         torch.manual_seed(args.seed)
@@ -223,7 +233,7 @@ class Trainer:
         self.model_config = {"model": model_config, "head": self.head.config, "domain": args.domain}
         lr = args.lr if args.lr is not None else spec.lr
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=args.weight_decay)
-        self.sampler = BucketSampler(self.inputs["train"].sizes(), args.batch_size, args.seed)
+        self.sampler = self.loss.sampler(self.train, self.inputs["train"].sizes(), args.batch_size, args.seed)
         self.noise = None
         if args.ood != "none":
             self.noise = NoisePool(self.train, args.ood, args.ood_ratio, self.head, spec, args.seed)
@@ -248,19 +258,22 @@ class Trainer:
         rows = self.sampler.batch(self.step)
         raw = self.model(self.inputs["train"].batch(rows, self.device))
         target, lower, base, upper = bound_inputs(self.train, self.head, rows, self.device)
-        nll = self.head.nll(raw, target, lower, base, upper)
-        loss = nll.mean() if self.noise is None else self.noise.loss(self.model, nll, self.step, rows)
+        if self.noise is None:
+            loss = self.loss(self.head, raw, self.train, rows)
+        else:  # the NLL of the training states and the OOD loss of the noise states (agents.ood)
+            nll = self.head.nll(raw, target, lower, base, upper)
+            loss = self.noise.loss(self.model, nll, self.step, rows)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip)
         self.optimizer.step()
         with torch.no_grad():
-            mse = (self.head.heuristic(raw, lower, base, upper) - target).square().mean()
+            mse = (self.head.heuristic(raw, lower, base, upper) - target).square().nanmean()  # NaN: no h*
             sigma = self.head.mu_sigma(raw, base)[1].mean()
-        return {"nll": nll.mean().item(), "loss": loss.item(), "mse": mse.item(), "sigma": sigma.item()}
+        return {self.loss.name: loss.item(), "mse": mse.item(), "sigma": sigma.item()}
 
     def validate(self) -> dict[str, float]:
-        return evaluate_split(self.model, self.head, self.inputs["val"], self.val, self.device)
+        return self.loss.validate(self.model, self.head, self.inputs["val"], self.val, self.device)
 
     def save_last(self) -> None:
         save_training_state(self.run_dir / "last.pt", self.state())
@@ -284,6 +297,7 @@ def _stored_args(run_dir: Path) -> Args:
 
 def train(args: Args) -> Path:
     """Run (or resume) training; return the run directory (with metrics.json)."""
+    started = time.perf_counter()
     if args.resume is not None:
         run_dir = args.resume
         if not (run_dir / "args.json").is_file():
@@ -338,13 +352,14 @@ def train(args: Args) -> Path:
                 writer.add_scalar(f"train/{k}", v, step)
             writer.add_scalar("train/lr", trainer.optimizer.param_groups[0]["lr"], step)
             writer.add_scalar("train/steps_per_s", rate, step)
-            bar.set_postfix(nll=f"{stats['nll']:.3f}", mse=f"{stats['mse']:.3f}", refresh=False)
+            shown = {name: f"{stats[name]:.3f}" for name in (trainer.loss.name, "mse")}
+            bar.set_postfix(shown, refresh=False)
         if step % args.val_every == 0 or step == args.steps:
             val = trainer.validate()
             for k, v in val.items():
                 writer.add_scalar(f"val/{k}", v, step)
-            if val["mse"] < trainer.best_val_mse:
-                trainer.best_val_mse = val["mse"]
+            if val[trainer.loss.select] < trainer.best_val_mse:  # the loss's metric (nll: MSE)
+                trainer.best_val_mse = val[trainer.loss.select]
                 save_weights(run_dir / "best.safetensors", trainer.model)
             trainer.save_last()
             writer.flush()
@@ -356,6 +371,7 @@ def train(args: Args) -> Path:
         if isinstance(v, float):
             writer.add_scalar(f"test/{k.removeprefix('test_')}", v, trainer.step)
     writer.close()
+    metrics["wall_seconds"] = round(time.perf_counter() - started, 1)  # this call, data loading included
     atomic_write_json(run_dir / "metrics.json", metrics)
     return run_dir
 
@@ -376,7 +392,7 @@ def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
         "test_problems": len(test.problems),
         **{f"test_{k}": v for k, v in model_metrics.items()},
         **{f"test_{k}": v for k, v in baseline_mse(test).items()},
-        "best_val_mse": trainer.best_val_mse,
+        f"best_val_{trainer.loss.select}": trainer.best_val_mse,
         "steps": trainer.step,
     }
 
@@ -421,7 +437,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label + ' +clip':<28} {m['test_mse_clip']:>10.3f}")
     print(f"{'hFF':<28} {m['test_hff_mse']:>10.3f}")
     print(f"{'LM-cut':<28} {m['test_lmcut_mse']:>10.3f}")
-    print(f"(test NLL {m['test_nll']:.3f}; best validation MSE {m['best_val_mse']:.3f})")
+    select = LOSSES[args.loss].select
+    name = {"mse": "MSE"}.get(select, select.replace("_", " "))
+    print(f"(test NLL {m['test_nll']:.3f}; best validation {name} {m[f'best_val_{select}']:.3f})")
     return 0
 
 

@@ -17,6 +17,7 @@ hgn       `agents.models.strips_hgn` (Shen et al.  delete-relaxation hypergraphs
 linear    `agents.models.linear`                 ``[B, 4]`` Gomoluch et al. (2017) features
 mlp       `agents.models.mlp` (Ferber et al.     the state's and the goal's facts over a
           2020, NFD)                             fact vocabulary (one fixed task)
+wl        `agents.models.wl` (Chen et al. 2024)   WL colour counts of the ILG (`wlplan`)
 ========  =====================================  ==========================================
 
 To add a model: one module (or package) defining the ``nn.Module``, its `agents.inputs`
@@ -30,7 +31,7 @@ from typing import Any
 from torch import nn
 
 from agents.errors import AgentError
-from agents.models import linear, mlp, nlm, strips_hgn
+from agents.models import linear, mlp, nlm, strips_hgn, wl
 from agents.models.linear import GOMOLUCH_FEATURES, LinearRegression
 from agents.models.nlm import NLM, NLMLayer
 from agents.models.spec import ModelSpec
@@ -55,6 +56,7 @@ MODELS: dict[str, ModelSpec] = {
     "hgn": strips_hgn.SPEC,
     "linear": linear.SPEC,
     "mlp": mlp.SPEC,
+    "wl": wl.SPEC,
 }
 """The registered models by name, in the report's order."""
 

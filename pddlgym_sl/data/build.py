@@ -10,6 +10,9 @@ Layout of a split directory ``<root>/<domain>/<split>/``::
     labels.npz               all labels of the split in one file, for fast loading
     domain.pddl              a copy of the domain file (the split is self-contained)
 
+Every run also gives label files of an older format (`pddlgym_sl.data.labels.LABEL_FORMAT`:
+format 1 had no siblings) what the current format adds, from their stored plans.
+
 Resumable: slots with a record are skipped, so re-running after a crash or ``kill -9`` finishes
 the split without redoing or duplicating work; every file is written atomically. A split made by
 another core version (`pddlgym_sl.task.CORE_VERSION`) is never resumed into: `build_split` refuses
@@ -28,15 +31,17 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 import domains
 from domains import ProblemSpec
 from pddlgym_sl import __version__
 from pddlgym_sl.data.dataset import CONSOLIDATED, consolidate
-from pddlgym_sl.data.labels import check_core, heuristic_values
+from pddlgym_sl.data.labels import LABEL_FORMAT, add_siblings, check_core, heuristic_values
 from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
 from pddlgym_sl.data.upper import add_upper
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import fast_downward_version
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
 from pddlgym_sl.task import CORE_VERSION, load_task
@@ -75,12 +80,18 @@ def build_split(
     progress: bool = True,
     rebuild: bool = False,
     upper: bool = False,
+    stop_after: int | None = None,
 ) -> dict[str, Any]:
     """Solve and label every slot not yet finished in `split_dir`; write and return the manifest.
 
     A `split_dir` made by another core version raises `StaleLabelsError`; with `rebuild`, its
     contents are deleted first and the split is built from scratch. With `upper`, every labelled
-    state also gets its upper bound u (`pddlgym_sl.data.upper`; resumable, computed once)."""
+    state also gets its upper bound u (`pddlgym_sl.data.upper`; resumable, computed once). With
+    `stop_after`, slots (taken in order, as sizes grow) stop being attempted after that many
+    consecutive failures, counting the failures of earlier runs, so a resumed run stops where an
+    uninterrupted one does."""
+    if stop_after is not None and (stop_after < 1 or jobs > 1):
+        raise ConfigError("stop_after must be at least 1, and it needs jobs=1 (slots are tried in order)")
     stale = _stale_core(split_dir) if split_dir.is_dir() else None
     if stale is not None:
         if not rebuild:
@@ -114,26 +125,78 @@ def build_split(
 
     try:
         if jobs <= 1:
-            for slot in pending:
-                finished(solve_slot(slot, domain_file, split_dir, config))
+            records = dict(done)
+            for slot in slots:
+                if stop_after is not None and _failure_run(slots, records) >= stop_after:
+                    bar.set_description(f"{domain}/{split} (stopped after {stop_after} failures in a row)")
+                    break
+                if slot_name(slot) not in records:
+                    records[slot_name(slot)] = _solve(slot, domain_file, split_dir, config)
+                    finished(records[slot_name(slot)])
         else:
             _compile_kernels()
             # spawn: workers start clean (numba and tqdm are not fork-friendly everywhere).
             ctx = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                futures = {pool.submit(solve_slot, s, domain_file, split_dir, config) for s in pending}
+                futures = {pool.submit(_solve, s, domain_file, split_dir, config) for s in pending}
                 while futures:
                     ready, futures = wait(futures, return_when=FIRST_COMPLETED)
                     for future in ready:
                         finished(future.result())
     finally:
         bar.close()
+    _add_missing_siblings(split_dir, progress)
     manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
     if manifest["summary"]["solved"]:
         consolidate(split_dir)
         if upper:
             manifest["upper"] = add_upper(split_dir, progress=progress)
     return manifest
+
+
+def _add_missing_siblings(split_dir: Path, progress: bool) -> int:
+    """Upgrade the split's label files of format 1 (plan states only) with their siblings, from
+    their stored plans (no solving); return how many were upgraded."""
+    old = []
+    for path in sorted((split_dir / "labels").glob("*.npz")):
+        with np.load(path, allow_pickle=False) as z:
+            if "sibling_states" not in z.files:
+                old.append((path, str(z["problem"])))
+    for path, problem in tqdm(old, desc="siblings", unit="problem", disable=not progress or not old):
+        add_siblings(path, load_task(split_dir / "domain.pddl", split_dir / "problems" / problem))
+    return len(old)
+
+
+def _failure_run(slots: Sequence[ProblemSpec | Path], records: dict[str, dict[str, Any]]) -> int:
+    """Consecutive failures at the end of the finished prefix of `slots`."""
+    run = 0
+    for slot in slots:
+        record = records.get(slot_name(slot))
+        if record is None:
+            break
+        run = run + 1 if record["status"] == "failed" else 0
+    return run
+
+
+def _solve(
+    slot: ProblemSpec | Path, domain_file: Path, split_dir: Path, config: SolveConfig
+) -> dict[str, Any]:
+    """`solve_slot`, with any unexpected exception (a bug in a library on an odd task) recorded as a
+    failure of that slot instead of ending the split."""
+    try:
+        return solve_slot(slot, domain_file, split_dir, config)
+    except Exception as exc:  # one odd task must never end the split
+        record = {
+            "slot": slot_name(slot),
+            "status": "failed",
+            "failures": [
+                {"seed": None, "problem": str(slot), "reason": f"crash: {type(exc).__name__}: {exc}"}
+            ],
+            "retries": 1,
+            "core": CORE_VERSION,
+        }
+        atomic_write_json(split_dir / "records" / f"{slot_name(slot)}.json", record)
+        return record
 
 
 def _compile_kernels() -> None:
@@ -167,6 +230,7 @@ def write_manifest(
         "format": MANIFEST_FORMAT,
         "pddlgym_sl_version": __version__,
         "core_version": CORE_VERSION,
+        "label_format": LABEL_FORMAT,
         "domain": domain,
         "domain_file": str(domain_file),
         "split": split,

@@ -4,7 +4,9 @@ Per-problem label files are convenient for resuming but slow to read in bulk, so
 also gets one consolidated, uncompressed ``labels.npz`` (`consolidate`): all numeric labels
 concatenated (one row per state; ``problem_of`` maps a row to its problem) and all packed states
 in one flat uint64 array. Loading 100,000 states from it is a handful of array reads; the
-compiled task of a problem is only built when asked for (`LabelledSplit.task`).
+compiled task of a problem is only built when asked for (`LabelledSplit.task`). When every label
+file has its plan's siblings (label format 2), the consolidated file holds them too
+(`SplitSiblings`, for ranking losses).
 """
 
 from __future__ import annotations
@@ -30,6 +32,27 @@ def facts_digest(facts: tuple[str, ...]) -> str:
 
 
 @dataclass
+class SplitSiblings:
+    """The siblings of a split's plan states (`pddlgym_sl.data.labels.Siblings`, all problems).
+
+    Attributes:
+        states: per problem, its (m_i, n_words) packed sibling states.
+        problem_of: (M,) int32 problem index of each sibling (problems in the split's order).
+        parent_row: (M,) int64 row of the split holding the plan state s_i whose successor it is.
+        values: heuristic name -> (M,) float64. features: (M, 4) float64.
+    """
+
+    states: list[np.ndarray]
+    problem_of: np.ndarray
+    parent_row: np.ndarray
+    values: dict[str, np.ndarray]
+    features: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.problem_of)
+
+
+@dataclass
 class LabelledSplit:
     """The labelled states of one split.
 
@@ -42,6 +65,7 @@ class LabelledSplit:
         upper: (N,) float64 cost of a satisficing plan from each state (inf: none found), or None
             when not every problem has one (`python -m pddlgym_sl.data.upper` adds it).
         upper_method: how ``upper`` was computed (`pddlgym_sl.data.upper.upper_method`), or None.
+        siblings: the plan states' siblings, or None when some label file has none (format 1).
     """
 
     split_dir: Path
@@ -55,6 +79,7 @@ class LabelledSplit:
     features: np.ndarray
     upper: np.ndarray | None = None
     upper_method: str | None = None
+    siblings: SplitSiblings | None = None
     _tasks: dict[int, CompiledTask] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -79,6 +104,19 @@ class LabelledSplit:
         rows = np.concatenate([np.flatnonzero(self.problem_of == i) for i in problem_indices])
         remap = np.zeros(len(self.problems), dtype=np.int32)
         remap[problem_indices] = np.arange(len(problem_indices), dtype=np.int32)
+        siblings = None
+        if self.siblings is not None:
+            sib = self.siblings
+            kept = np.concatenate([np.flatnonzero(sib.problem_of == i) for i in problem_indices])
+            new_row = np.full(len(self), -1, dtype=np.int64)
+            new_row[rows] = np.arange(len(rows))
+            siblings = SplitSiblings(
+                states=[sib.states[i] for i in problem_indices],
+                problem_of=remap[sib.problem_of[kept]],
+                parent_row=new_row[sib.parent_row[kept]],
+                values={k: v[kept] for k, v in sib.values.items()},
+                features=sib.features[kept],
+            )
         return LabelledSplit(
             split_dir=self.split_dir,
             domain_file=self.domain_file,
@@ -91,6 +129,7 @@ class LabelledSplit:
             features=self.features[rows],
             upper=None if self.upper is None else self.upper[rows],
             upper_method=self.upper_method,
+            siblings=siblings,
         )
 
 
@@ -104,6 +143,16 @@ def consolidate(split_dir: str | Path) -> Path:
     files = _label_files(split_dir)
     labels = [load_labels(f) for f in files]
     path = split_dir / CONSOLIDATED
+    siblings = {}
+    if labels and all(lab.siblings is not None for lab in labels):
+        sibs = [lab.siblings for lab in labels]
+        siblings = {
+            "sibling_counts": np.array([len(s) for s in sibs], dtype=np.int64),
+            "sibling_states": np.concatenate([s.states.ravel() for s in sibs]),
+            "sibling_parent": np.concatenate([s.parent for s in sibs]).astype(np.int32),
+            "sibling_features": np.concatenate([s.features for s in sibs]).reshape(-1, len(FEATURE_NAMES)),
+            **{f"sibling_{n}": np.concatenate([s.values[n] for s in sibs]) for n in LABEL_HEURISTICS},
+        }
     atomic_save_npz(
         path,
         compress=False,
@@ -118,6 +167,7 @@ def consolidate(split_dir: str | Path) -> Path:
         features=np.concatenate([lab.features for lab in labels]).reshape(-1, len(FEATURE_NAMES)),
         **{n: np.concatenate([lab.values[n] for lab in labels]) for n in LABEL_HEURISTICS},
         **_upper_column(labels),
+        **siblings,
     )
     return path
 
@@ -128,6 +178,24 @@ def _upper_column(labels: list[ProblemLabels]) -> dict[str, np.ndarray]:
     if not labels or len(methods) != 1 or None in methods:
         return {}
     return {"upper": np.concatenate([lab.upper for lab in labels]), "upper_method": np.array(methods.pop())}
+def _row_offsets(n_states: np.ndarray) -> np.ndarray:
+    """Start row of each problem (and the total) from the per-problem state counts."""
+    return np.concatenate([[0], np.cumsum(n_states)]).astype(np.int64)
+
+
+def _siblings(z, n_words: np.ndarray, offsets: np.ndarray) -> SplitSiblings:
+    """The siblings of a consolidated file (see `consolidate`)."""
+    counts = z["sibling_counts"]
+    bounds = np.concatenate([[0], np.cumsum(counts * n_words)])
+    flat = z["sibling_states"]
+    problem_of = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+    return SplitSiblings(
+        states=[flat[bounds[i] : bounds[i + 1]].reshape(counts[i], n_words[i]) for i in range(len(counts))],
+        problem_of=problem_of,
+        parent_row=offsets[problem_of] + z["sibling_parent"].astype(np.int64),
+        values={n: z[f"sibling_{n}"] for n in LABEL_HEURISTICS},
+        features=z["sibling_features"],
+    )
 
 
 def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int = 0) -> LabelledSplit:
@@ -162,6 +230,7 @@ def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int
             features=z["features"],
             upper=z["upper"] if "upper" in z.files else None,
             upper_method=str(z["upper_method"]) if "upper" in z.files else None,
+            siblings=_siblings(z, n_words, _row_offsets(n_states)) if "sibling_counts" in z.files else None,
         )
     if max_problems is not None and max_problems < len(data.problems):
         data = data.subset(sorted(random.Random(seed).sample(range(len(data.problems)), max_problems)))

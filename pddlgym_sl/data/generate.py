@@ -5,11 +5,21 @@
     python -m pddlgym_sl.data.generate --preset small            # the training quick start's data
     python -m pddlgym_sl.data.generate --domain-file D.pddl --problems DIR --split mine
     python -m pddlgym_sl.data.generate --domain ferry --split train --upper  # also u (data.upper)
+    python -m pddlgym_sl.data.generate --problems ../shared/ipc23-lt/ferry/training --split train \
+        --time-limit 60 --stop-after 5 --jobs 1         # given tasks: the IPC 2023 LT training tasks
 
 Writes ``<out>/<domain>/<split>/`` (see `pddlgym_sl.data.build`); re-running resumes. Fast Downward
 (A* + LM-cut) solves each problem under a time/memory limit — 5 min / 8 GB for train and val,
 30 min / 8 GB for test and plan, as in the paper — regenerating a failed problem with another
 seed up to 20 times.
+
+Given tasks (``--problems DIR``): every ``*.pddl`` in DIR that is not a domain file, by name. The
+domain file is ``--domain-file``, else the bundled domain of ``--domain``, else a ``domain.pddl``
+in DIR or in its parent (the IPC layout ``<domain>/domain.pddl``, ``<domain>/training/p01.pddl``);
+the dataset is named after ``--domain`` or the domain file's directory. A given task is solved
+once (no regeneration); a task that fails (limits, unsolvable, unreadable, a crash) is a recorded
+failure, never fatal. ``--val-every K`` sends every K-th task to a ``val`` split; ``--stop-after
+K`` gives up on the rest of a size-ordered directory after K consecutive failures.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import domains
 from pddlgym_sl.data.build import build_split
 from pddlgym_sl.data.presets import get_preset
 from pddlgym_sl.data.solve import SolveConfig
+from pddlgym_sl.envs.problems import resolve_problems
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.arguments import check_ranges
 
@@ -59,7 +70,12 @@ class Args:
     problems: Path | None = None
     """label the user's own problem files in this directory instead of generating"""
     domain_file: Path | None = None
-    """domain file for --problems (default: the bundled domain of --domain)"""
+    """domain file for --problems (default: the bundled domain of --domain, else DIR/domain.pddl or
+    DIR/../domain.pddl)"""
+    stop_after: int | None = None
+    """stop after this many consecutive failed problems, in order (the rest are larger; needs --jobs 1)"""
+    val_every: int | None = None
+    """with --problems: every K-th given task (K-th, 2K-th, ...) goes to the val split instead"""
     quiet: bool = False
     """no progress bar"""
     rebuild: bool = False
@@ -69,7 +85,21 @@ class Args:
     (pddlgym_sl.data.upper; a finished split only gains the column)"""
 
     def __post_init__(self) -> None:
-        check_ranges(self, positive=("jobs", "limit", "time_limit", "memory_limit", "retries"))
+        check_ranges(self, positive=("jobs", "limit", "time_limit", "memory_limit", "retries", "stop_after"))
+
+
+def given_domain_file(problems: Path, domain_file: Path | None, domain: str | None) -> Path:
+    """The domain file of a directory of given tasks (see the module docstring)."""
+    if domain_file is not None:
+        return domain_file
+    if domain is not None:
+        return domains.domain_file(domain)
+    for candidate in (problems / "domain.pddl", problems.parent / "domain.pddl"):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        f"no domain file for {problems}: give --domain-file (no domain.pddl in it or in its parent)"
+    )
 
 
 def run(args: Args) -> list[dict]:
@@ -97,20 +127,24 @@ def run(args: Args) -> list[dict]:
                 progress=not args.quiet,
                 rebuild=args.rebuild,
                 upper=args.upper,
+                stop_after=args.stop_after,
             )
             for split, specs in preset.splits.items()
         ]
-    if args.split is None or (args.domain is None and args.domain_file is None):
+    if args.split is None or (args.domain is None and args.domain_file is None and args.problems is None):
         raise ConfigError("give --preset, or --domain and --split (or --domain-file, --problems and --split)")
     root = args.out or Path("data")
     if args.problems is not None:
-        domain_file = args.domain_file or domains.domain_file(args.domain)
-        files = sorted(args.problems.glob("*.pddl"))
-        if not files:
-            raise ConfigError(f"no .pddl problem files in {args.problems}")
-        name = args.domain or domain_file.parent.name
+        domain_file = given_domain_file(args.problems, args.domain_file, args.domain)
+        files = list(resolve_problems(problems=args.problems, domain_file=domain_file).files)
+        name = args.domain or domain_file.resolve().parent.name
         slots = files[: args.limit]
         plan = {args.split: slots}
+        if args.val_every is not None:
+            if args.val_every < 2 or args.split == "val":
+                raise ConfigError("--val-every must be at least 2, and --split must not be val")
+            held = slots[args.val_every - 1 :: args.val_every]
+            plan = {args.split: [f for f in slots if f not in held], "val": held}
     else:
         domain_file = domains.domain_file(args.domain)
         name = args.domain
@@ -128,6 +162,7 @@ def run(args: Args) -> list[dict]:
             progress=not args.quiet,
             rebuild=args.rebuild,
             upper=args.upper,
+            stop_after=args.stop_after,
         )
         for split, slots in plan.items()
     ]

@@ -17,18 +17,31 @@ key             shape / dtype           meaning
 ``facts``       (n_facts,) unicode      the task's fact names (bit i of a state = facts[i])
 ``problem``     () unicode              problem file name
 ``core``        () int64                `CORE_VERSION` of the task the labels were made with
+``format``      () int64                `LABEL_FORMAT` (absent: 1)
 ==============  ======================  ==================================================
 
 Optional keys, added later by `pddlgym_sl.data.upper` (a file without them loads as before, with
 ``upper`` None; `add_columns` adds keys to a file and keeps every key it already holds):
 
-================  ====================  ==================================================
-``upper``         (n+1,) float64        cost of a satisficing plan from each state (an
+================  ====================  ===========================================``upper``         (n+1,) float64        cost of a satisficing plan from each state (an
                                         upper bound on h*; inf where none was found)
 ``upper_method``  () unicode            how it was computed: search, budget and version
                                         (`pddlgym_sl.data.upper.upper_method`)
 ================  ====================  ==================================================
 
+=======
+Format 2 adds the *siblings* of the plan (for ranking losses): every successor of a plan state
+s_i other than the next plan state s_{i+1}, i < n, deduplicated per parent (ascending words):
+
+=====================  ======================  =============================================
+``sibling_states``     (m, n_words) uint64     packed sibling states
+``sibling_parent``     (m,) int32              i: the plan state s_i they are a successor of
+``sibling_<name>``     (m,) float64            one array per name in `LABEL_HEURISTICS`
+``sibling_features``   (m, 4) float64          the linear model's features
+=====================  ======================  =============================================
+
+Their h* is unknown (a sibling may lie on another optimal plan). Files of format 1 load with
+``siblings = None``; `add_siblings` upgrades them from their stored plan without solving again.
 Labels made by another core (another grounding or other heuristic values) are rejected on
 loading (`StaleLabelsError`), so they are never mixed with new ones.
 """
@@ -52,15 +65,21 @@ BOUND_NAMES = tuple(name for name, h in reversed(HEURISTICS.items()) if h.admiss
 INFORMATIVE_NAMES = tuple(name for name, h in reversed(HEURISTICS.items()) if not h.admissible)
 """The other heuristics: hff, hadd, goal_count."""
 LABEL_HEURISTICS = BOUND_NAMES + INFORMATIVE_NAMES
+LABEL_FORMAT = 2
+"""Version of the label file layout: 1 plan states only; 2 also their siblings (additive)."""
 __all__ = [
     "BOUND_NAMES",
     "FEATURE_NAMES",
+    "LABEL_FORMAT",
     "LABEL_HEURISTICS",
     "ProblemLabels",
+    "Siblings",
     "StaleLabelsError",
     "add_columns",
+    "add_siblings",
     "check_core",
     "label_plan",
+    "label_siblings",
     "load_labels",
 ]
 
@@ -81,6 +100,19 @@ def check_core(found: int, where: str | Path) -> None:
 
 
 @dataclass
+class Siblings:
+    """The siblings of one problem's plan states (see the module docstring)."""
+
+    states: np.ndarray
+    parent: np.ndarray
+    values: dict[str, np.ndarray]
+    features: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+
+@dataclass
 class ProblemLabels:
     """The labelled plan states of one problem (see the module docstring for the fields)."""
 
@@ -93,13 +125,15 @@ class ProblemLabels:
     facts: tuple[str, ...]
     upper: np.ndarray | None = None
     upper_method: str | None = None
+    siblings: Siblings | None = None
 
     def __len__(self) -> int:
         return len(self.h_star)
 
 
 def label_plan(task: CompiledTask, plan: Sequence[str], problem: str) -> ProblemLabels:
-    """Replay an optimal `plan` of `task` (validating it) and label each visited state."""
+    """Replay an optimal `plan` of `task` (validating it) and label each visited state and the
+    siblings of the plan."""
     visited = task.validate_plan(plan)
     states = task.states_to_array(visited).copy()
     n = len(plan)
@@ -112,7 +146,37 @@ def label_plan(task: CompiledTask, plan: Sequence[str], problem: str) -> Problem
         values=values,
         features=features,
         facts=task.facts,
+        siblings=label_siblings(task, states),
     )
+
+
+def label_siblings(task: CompiledTask, states: np.ndarray) -> Siblings:
+    """The siblings of the plan through `states` (s_0 .. s_n) and their heuristic values."""
+    rows, parents = [], []
+    for i in range(len(states) - 1):
+        _, successors, _ = task.expand(np.ascontiguousarray(states[i]))
+        successors = np.unique(successors, axis=0)  # one row per distinct state, ascending words
+        successors = successors[~np.all(successors == states[i + 1], axis=1)]
+        rows.append(successors)
+        parents.append(np.full(len(successors), i, dtype=np.int32))
+    sib = np.concatenate(rows) if rows else np.zeros((0, states.shape[1]), dtype=states.dtype)
+    sib = np.ascontiguousarray(sib)
+    values, features = heuristic_values(task, sib)
+    parent = np.concatenate(parents) if parents else np.zeros(0, dtype=np.int32)
+    return Siblings(states=sib, parent=parent, values=values, features=features)
+
+
+def add_siblings(path: str | Path, task: CompiledTask) -> bool:
+    """Give a label file of format 1 its siblings (replaying its stored plan in `task`, the task
+    it was made from); False when it already has them."""
+    labels = load_labels(path)
+    if labels.siblings is not None:
+        return False
+    if task.facts != labels.facts:
+        raise ConfigError("labels were made with a different fact numbering than this task", file=path)
+    labels.siblings = label_siblings(task, task.states_to_array(task.validate_plan(labels.plan)).copy())
+    save_labels(path, labels)
+    return True
 
 
 def heuristic_values(task: CompiledTask, states: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -140,7 +204,17 @@ def check_labels(labels: ProblemLabels) -> list[str]:
 
 
 def save_labels(path: str | Path, labels: ProblemLabels) -> None:
-    """Write `labels` to an ``.npz`` file atomically."""
+    """Write `labels` to an ``.npz`` file atomically (format 2 with siblings, 1 without)."""
+    sib = labels.siblings
+    extra = {}
+    if sib is not None:
+        extra = {
+            "format": np.array(LABEL_FORMAT),
+            "sibling_states": sib.states,
+            "sibling_parent": sib.parent.astype(np.int32),
+            "sibling_features": sib.features,
+            **{f"sibling_{name}": sib.values[name] for name in LABEL_HEURISTICS},
+        }
     atomic_save_npz(
         path,
         states=labels.states,
@@ -152,6 +226,7 @@ def save_labels(path: str | Path, labels: ProblemLabels) -> None:
         core=np.array(CORE_VERSION),
         **{name: labels.values[name] for name in LABEL_HEURISTICS},
         **_upper_columns(labels.upper, labels.upper_method),
+        **extra,
     )
 
 
@@ -173,6 +248,14 @@ def load_labels(path: str | Path) -> ProblemLabels:
     by another core version."""
     with np.load(path, allow_pickle=False) as z:
         check_core(int(z["core"]) if "core" in z.files else 1, path)
+        siblings = None
+        if "sibling_states" in z.files:
+            siblings = Siblings(
+                states=z["sibling_states"],
+                parent=z["sibling_parent"],
+                values={name: z[f"sibling_{name}"] for name in LABEL_HEURISTICS},
+                features=z["sibling_features"],
+            )
         return ProblemLabels(
             problem=str(z["problem"]),
             plan=z["plan"].tolist(),
@@ -183,4 +266,5 @@ def load_labels(path: str | Path) -> ProblemLabels:
             facts=tuple(z["facts"].tolist()),
             upper=z["upper"] if "upper" in z.files else None,
             upper_method=str(z["upper_method"]) if "upper" in z.files else None,
+            siblings=siblings,
         )

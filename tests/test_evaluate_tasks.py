@@ -1,0 +1,82 @@
+"""``python -m agents.evaluate --tasks DIR``: planning on a directory of given test tasks (the IPC
+2023 Learning Track's), with a time limit per search; a task that cannot be loaded is a recorded
+failure."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import domains
+from agents.apps.evaluate import Args, evaluate
+from agents.apps.evaluate import main as evaluate_main
+
+IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
+
+
+def _tasks(tmp_path: Path) -> Path:
+    tasks = tmp_path / "mytasks"
+    tasks.mkdir()
+    shutil.copy(domains.domain_file("ferry"), tasks / "domain.pddl")
+    for k in (1, 2):
+        (tasks / f"p{k}.pddl").write_text(domains.generate_problem("ferry", seed=k, locations=3, cars=2))
+    return tasks
+
+
+def test_a_directory_of_tasks_with_its_domain_file(tmp_path):
+    tasks = _tasks(tmp_path)
+    (tasks / "p3.pddl").write_text("(define (problem broken) (:domain ferry) (:objects")
+    out = tmp_path / "out"
+    summary = evaluate(Args(heuristic="hff", tasks=tasks, out=out, quiet=True, time_limit=30.0))
+    assert (summary["domain"], summary["split"], summary["problems"], summary["solved"]) == (
+        "mytasks",
+        "mytasks",
+        3,
+        2,
+    )
+    assert summary["time_limit"] == 30.0
+    broken = json.loads((out / "problems" / "p3.json").read_text())
+    assert not broken["solved"] and broken["status"].startswith("error:") and "p3.pddl" in broken["status"]
+    first = json.loads((out / "problems" / "p1.json").read_text())
+    assert first["time_limit"] == 30.0 and first["load_seconds"] >= 0
+    # a re-run under another time limit evaluates again; under the same one it skips
+    (out / "problems" / "p1.json").write_text(json.dumps({**first, "evaluations": -1}))
+    evaluate(Args(heuristic="hff", tasks=tasks, out=out, quiet=True, time_limit=30.0))
+    assert json.loads((out / "problems" / "p1.json").read_text())["evaluations"] == -1
+    evaluate(Args(heuristic="hff", tasks=tasks, out=out, quiet=True, time_limit=20.0))
+    assert json.loads((out / "problems" / "p1.json").read_text())["evaluations"] > 0
+
+
+def test_a_search_stopped_by_the_time_limit_is_unsolved(tmp_path):
+    tasks = tmp_path / "big"
+    tasks.mkdir()
+    (tasks / "p.pddl").write_text(domains.generate_problem("gripper", seed=1, balls=60))
+    out = tmp_path / "out"
+    args = Args(
+        heuristic="blind", tasks=tasks, domain_file=domains.domain_file("gripper"), out=out, quiet=True
+    )
+    summary = evaluate(Args(**{**vars(args), "time_limit": 0.2, "limit": 10**9}))
+    result = json.loads((out / "problems" / "p.json").read_text())
+    assert summary["solved"] == 0 and result["status"] == "time_limit"
+
+
+@pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
+def test_the_cli_on_ipc_test_tasks(tmp_path, capsys):
+    args = ["--heuristic", "hff", "--tasks", str(IPC / "ferry" / "testing-easy"), "--problems", "2"]
+    assert evaluate_main([*args, "--out", str(tmp_path), "--quiet", "--time-limit", "60"]) == 0
+    assert "ferry/testing-easy hff: coverage 1.00 (2/2)" in capsys.readouterr().out
+
+
+def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
+    """``experiments/ipc23_lt.py --table-only`` reads the evaluations present (none here)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
+    cmd = [sys.executable, str(script), "--table-only", "--domains", "ferry", "--runs", str(tmp_path)]
+    out = subprocess.run([*cmd, "--data", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "| ferry | – | – | – | – | – | – | – | – |" in out.stdout
