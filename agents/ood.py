@@ -42,7 +42,7 @@ from agents.heads import Head
 from agents.inputs import TrainingInputs
 from agents.models.spec import ModelSpec
 from pddlgym_sl.data.dataset import LabelledSplit
-from pddlgym_sl.data.labels import FEATURE_NAMES
+from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS
 from pddlgym_sl.envs.encoders.schema import batch_bits
 from pddlgym_sl.heuristics import make_heuristic
 
@@ -100,11 +100,11 @@ def noise_split(
     split: LabelledSplit, kind: str, counts: np.ndarray, seed: int, head: Head, reads_features: bool
 ) -> LabelledSplit:
     """A `LabelledSplit` of ``counts[p]`` noise states of each problem ``p`` of `split`, with the
-    values `head` reads (its bound and residual; h* is not known: -1) and, when `reads_features`,
-    the linear model's features; states whose residual or features would be infinite are drawn again
-    (see the module docstring)."""
+    heuristic values of a labelled split (every `LABEL_HEURISTICS` name, as a model may read any of
+    them; h* is not known: -1) and, when `reads_features`, the linear model's features; states whose
+    residual or features would be infinite are drawn again (see the module docstring)."""
     rng = np.random.default_rng([seed, 0x00D])
-    keys = (head.lower_key,) + ((head.residual_key,) if head.residual_key else ())
+    keys = LABEL_HEURISTICS
     states, values, features = [], [], []
     for p in range(len(split.problems)):
         task = split.task(p)
@@ -143,6 +143,9 @@ def noise_split(
         h_star=np.full(sum(sizes), -1.0),
         values={k: np.concatenate([v[k] for v in values]) for k in keys},
         features=np.concatenate(features),
+        upper=None,
+        upper_method=None,
+        siblings=None,
         _tasks=split._tasks,  # the same problems: share the compiled tasks
     )
 

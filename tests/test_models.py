@@ -538,12 +538,12 @@ def test_linear_regression():
 
 
 def test_make_model():
-    assert set(MODELS) == {"nlm", "hgn", "linear", "wl"}
+    assert set(MODELS) == {"nlm", "hgn", "linear", "mlp", "wl"}
     assert isinstance(make_model("linear", n_outputs=1), LinearRegression)
     assert isinstance(make_model("hgn", n_outputs=2), STRIPSHGN)
     nlm = make_model("nlm", n_outputs=1, in_channels=FERRY_CHANNELS)
     assert isinstance(nlm, NLM) and nlm.n_outputs == 1
-    with pytest.raises(ValueError, match="hgn, linear, nlm"):
+    with pytest.raises(ValueError, match="hgn, linear, mlp, nlm, wl"):
         make_model("gnn", n_outputs=1)
     assert isinstance(hypergraph_data, object) and HypergraphData is not None
 
