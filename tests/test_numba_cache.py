@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.problems import DOMAINS, FERRY_3_2, ROOT
 
@@ -89,3 +90,16 @@ def _h_here(tmp_path) -> float:
 
     task = load_task(DOMAINS / "ferry" / "domain.pddl", tmp_path / "p.pddl")
     return float(make_heuristic("goal_count", task).batch(task.init.words.reshape(1, -1))[0])
+
+
+def test_every_kernel_uses_the_per_user_cache():
+    """``cache=True`` would write beside the sources again: every compiled kernel takes ``CACHE``."""
+    root = Path(__file__).resolve().parents[1]
+    offenders = [
+        f"{path.relative_to(root)}:{n}"
+        for package in ("pddlgym_sl", "agents")
+        for path in sorted((root / package).rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "cache=True" in line.replace(" ", "") and not line.lstrip().startswith(("#", "numba's"))
+    ]
+    assert offenders == []

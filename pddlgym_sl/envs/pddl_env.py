@@ -18,6 +18,7 @@ from pddlgym_sl.envs.actions import action_table, action_table_space
 from pddlgym_sl.envs.encoders import ENCODERS, Schema, make_encoder
 from pddlgym_sl.envs.problems import ProblemSet, count_objects, load_shared, resolve_problems
 from pddlgym_sl.errors import ActionTypeError, ConfigError, PDDLError
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask, State
 
 __all__ = ["ALL_HEURISTICS", "PDDLEnv", "PDDLEnvV0"]
@@ -477,7 +478,7 @@ class PDDLEnvV0(PDDLEnv):
     fixed_action_space: ClassVar[bool] = False
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _padded_action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx, size):
     """`successors.action_mask` zero-padded to `size` entries (one compiled call per step)."""
     mask = _k.action_mask(words, pre_ptr, pre_idx, neg_ptr, neg_idx)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.search.successor_generator import successor_generator
 from pddlgym_sl.task import CompiledTask
 
 __all__ = ["Expander"]
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _expand(
     words, fact, none_ptr, none_idx, skip, ops_ptr, ops_idx, add_ptr, add_idx, del_ptr, del_idx, ops, out
 ):
