@@ -49,20 +49,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import torch
 import tyro
 from tqdm import tqdm
 
 import domains
-from agents.checkpoint import load_json_object
-from agents.confidence import THRESHOLD_KINDS, refresh_run_confidence, run_threshold
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.generate import given_domain_file
-from pddlgym_sl.envs.problems import problem_files, resolve_problems, spread
+from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
+from pddlgym_sl.search.thresholds import THRESHOLDS
 from pddlgym_sl.task import load_task
+
+# torch and the torch-using modules (`agents.checkpoint`, `agents.confidence`, the learned heuristic)
+# are imported where they are used, so that ``--help`` and argument errors come back in a second.
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ EVAL_SEARCHES = {
 """``--search``: name -> ``(task, heuristic, SearchOptions) -> SearchResult``."""
 DEFAULT_SEARCH = "gbfs"
 SEARCH_NAMES = tuple(EVAL_SEARCHES)
-PRUNE_CHOICES = ("none", *THRESHOLD_KINDS)
+PRUNE_CHOICES = ("none", *THRESHOLDS)  # = agents.confidence.THRESHOLD_KINDS
 _PRUNE_LETTERS = {"mean": "M", "adaptive": "A"}  # the paper's configuration names (Table 2)
 _PRIORITIZE_LETTERS = {"mean": "PM", "adaptive": "P"}
 
@@ -188,6 +189,8 @@ def _init_worker(
     search: str = "gbfs",
     options: SearchOptions | None = None,
 ) -> None:
+    import torch
+
     torch.set_num_threads(threads)
     _WORKER.update(run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None)
     _WORKER.update(search=EVAL_SEARCHES[search], options=options)
@@ -299,8 +302,28 @@ def _check_search_args(args: Args) -> None:
         raise ConfigError("--prioritize needs --search dual and the threshold of --prune mean|adaptive")
 
 
+def _check_known_split(domain: str, split: str, data: Path | None) -> None:
+    """`ConfigError` saying what to pass when neither the dataset nor the bundled domains have the
+    split's problems (a run of one's own domain, evaluated on the default ``--split plan``)."""
+    if domain in domains.DOMAIN_NAMES or (data is not None and problem_dir_files(data / domain / split)):
+        return
+    root = data / domain if data is not None else None
+    have = sorted(p.name for p in root.iterdir() if problem_dir_files(p)) if root and root.is_dir() else []
+    splits = f" (its dataset has: --split {', '.join(have)})" if have else ""
+    raise ConfigError(
+        f"domain {domain!r} is not a built-in one ({', '.join(domains.DOMAIN_NAMES)}) and "
+        f"{root / split / 'problems' if root else 'no dataset'} holds no problems: pass --tasks DIR "
+        f"(a directory of its task files) or --split of its dataset{splits}"
+    )
+
+
 def evaluate(args: Args) -> dict[str, Any]:
     """Run the evaluation described by `args`; return the summary (also written to disk)."""
+    import torch
+
+    from agents.checkpoint import load_json_object
+    from agents.confidence import refresh_run_confidence, run_threshold
+
     if (args.run is None) == (args.heuristic is None):
         raise ConfigError("give exactly one of --run and --heuristic")
     _check_search_args(args)
@@ -322,6 +345,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     elif domain is None:
         raise ConfigError("--domain is needed with --heuristic")
     else:
+        _check_known_split(domain, split, data)
         files = spread(problem_files(domain, split, data), args.problems)
         domain_file = (data / domain / split / "domain.pddl") if data is not None else None
         if domain_file is None or not domain_file.is_file():
@@ -413,6 +437,8 @@ def evaluate(args: Args) -> dict[str, Any]:
 
 def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
     """Test-split accuracy of a run's best checkpoint beside hFF and LM-cut (Table 1)."""
+    import torch
+
     from agents.learned_heuristic import TrainedModel
     from agents.metrics import baseline_mse, evaluate_split
     from agents.models import model_spec

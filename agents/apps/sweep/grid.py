@@ -11,9 +11,8 @@ from typing import Any
 import yaml
 
 from agents.apps.sweep.args import Args
+from agents.choices import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
 from agents.config_files import resolve_config
-from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS
-from agents.models import MODELS
 from pddlgym_sl.errors import ConfigError
 
 __all__ = ["DEFAULT_DATA", "Cell", "data_root", "grid_axes", "grid_cells", "preset"]
@@ -25,7 +24,7 @@ def grid_axes() -> dict[str, tuple[Any, ...] | None]:
     """Each axis of the grid and its valid values (None: any), from the registries."""
     return {
         "domains": None,
-        "models": tuple(MODELS),
+        "models": MODEL_NAMES,
         "dists": DISTS,
         "sigmas": SIGMAS,
         "residuals": RESIDUALS,
