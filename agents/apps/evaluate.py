@@ -29,7 +29,9 @@ otherwise the split of the paper's Table 3 (generated once into the problem cach
 ``--tasks DIR``, every task file in DIR (a directory of given tasks, such as the IPC 2023 Learning
 Track's test tasks), with ``--domain-file`` or the ``domain.pddl`` in DIR or its parent; the
 directory's name then stands for the split. ``--time-limit`` bounds each search's wall-clock time
-(grounding not included; both are recorded). A task that cannot be loaded is a recorded failure.
+(grounding not included; both are recorded). The first problem of each process also records
+``compile_seconds``: a small warm-up search compiles the kernels before its search is timed. A
+task that cannot be loaded is a recorded failure.
 Results go to ``<run>/eval/<split>[-clip][-<search>]/`` (no suffix for gbfs; baselines:
 ``runs/baselines/<domain>__<heuristic>/eval/<split>[-<search>]/``):
 one JSON per problem (written atomically; finished problems are skipped on a re-run) and
@@ -60,6 +62,7 @@ from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
 from pddlgym_sl.search.thresholds import THRESHOLDS
+from pddlgym_sl.search.warm_up import warm_up
 from pddlgym_sl.task import load_task
 
 # torch and the torch-using modules (`agents.checkpoint`, `agents.confidence`, the learned heuristic)
@@ -192,12 +195,29 @@ def _init_worker(
     import torch
 
     torch.set_num_threads(threads)
-    _WORKER.update(run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None)
+    _WORKER.update(
+        run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, warm=False
+    )
     _WORKER.update(search=EVAL_SEARCHES[search], options=options)
     if run is not None:
         from agents.learned_heuristic import TrainedModel
 
         _WORKER["trained"] = TrainedModel.load(run, device=device)
+
+
+def _heuristic(task, domain_file: str):
+    """The worker's heuristic for `task`: the trained run's (a fresh `LearnedHeuristic`) or the
+    symbolic one's name."""
+    if _WORKER["trained"] is None:
+        return _WORKER["heuristic"]
+    from agents.learned_heuristic import LearnedHeuristic
+    from pddlgym_sl.envs.encoders.schema import Schema
+
+    if _WORKER["schema"] is None:
+        _WORKER["schema"] = Schema.from_domain_file(domain_file)
+    return LearnedHeuristic(
+        _WORKER["trained"], task, _WORKER["schema"], clip=_WORKER["clip"], device=_WORKER["device"]
+    )
 
 
 def _solve(
@@ -217,18 +237,18 @@ def _solve(
             "time_limit": time_limit,
         }
     load_seconds = time.perf_counter() - start
-    if _WORKER["trained"] is not None:
-        from agents.learned_heuristic import LearnedHeuristic
-        from pddlgym_sl.envs.encoders.schema import Schema
-
-        if _WORKER["schema"] is None:
-            _WORKER["schema"] = Schema.from_domain_file(domain_file)
-        heuristic = LearnedHeuristic(
-            _WORKER["trained"], task, _WORKER["schema"], clip=_WORKER["clip"], device=_WORKER["device"]
-        )
-    else:
-        heuristic = _WORKER["heuristic"]
     options = _WORKER["options"] or SearchOptions(limit)
+    compile_seconds = 0.0
+    if not _WORKER.get("warm"):  # the worker's first problem: compile the kernels outside its timer
+
+        def short_search(task, heuristic, max_evaluations):
+            return _WORKER["search"](
+                task, heuristic, replace(options, limit=max_evaluations, time_limit=None)
+            )
+
+        compile_seconds = warm_up(short_search, task, _heuristic(task, domain_file))
+        _WORKER["warm"] = True
+    heuristic = _heuristic(task, domain_file)
     result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
     if result.solved:
         task.validate_plan(result.plan)  # raises PlanError on an invalid plan
@@ -242,6 +262,7 @@ def _solve(
         "generated": result.generated,
         "seconds": round(result.seconds, 4),
         "load_seconds": round(load_seconds, 4),
+        "compile_seconds": round(compile_seconds, 4),
         "limit": limit,
         "time_limit": time_limit,
         "plan": result.plan,
