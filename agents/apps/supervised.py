@@ -46,6 +46,7 @@ from pddlgym_sl.io import atomic_write_json
 # argument errors come back without loading torch (seconds); `agents.choices` lists the names.
 if TYPE_CHECKING:
     import torch
+    from torch.utils.tensorboard import SummaryWriter
 
 OOD_CHOICES = ("none", *NOISE_NAMES)
 
@@ -187,6 +188,29 @@ def missing_dataset_message(args: Args) -> str:
 def _hparams_table(args: Args) -> str:
     rows = "\n".join(f"|{k}|{v}|" for k, v in sorted(dataclasses.asdict(args).items()))
     return "|param|value|\n|-|-|\n" + rows
+
+
+def write_hparams(writer: SummaryWriter, args: Args, metrics: dict, step: int) -> None:
+    """The run's flags and final metrics for TensorBoard's HParams tab (comparing runs).
+
+    Written into the run's own event file: ``SummaryWriter.add_hparams`` would put them into a
+    timestamped subdirectory, which TensorBoard shows as a second run. The metrics are also
+    scalars ``hparams/<name>`` at the last step (the plugin reads their values from there)."""
+    from torch.utils.tensorboard.summary import hparams
+
+    flags = {
+        k: v if isinstance(v, int | float | str | bool) else str(v)
+        for k, v in dataclasses.asdict(args).items()
+    }
+    finals = {
+        f"hparams/{k}": float(v)
+        for k, v in metrics.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }
+    for summary in hparams(flags, finals):
+        writer.file_writer.add_summary(summary, step)
+    for tag, value in finals.items():
+        writer.add_scalar(tag, value, step)
 
 
 class Trainer:
@@ -380,8 +404,9 @@ def train(args: Args) -> Path:
     for k, v in metrics.items():
         if isinstance(v, float):
             writer.add_scalar(f"test/{k.removeprefix('test_')}", v, trainer.step)
-    writer.close()
     metrics["wall_seconds"] = round(time.perf_counter() - started, 1)  # this call, data loading included
+    write_hparams(writer, args, metrics, trainer.step)
+    writer.close()
     atomic_write_json(run_dir / "metrics.json", metrics)
     return run_dir
 
