@@ -37,7 +37,7 @@ def test_grid_cells_and_names(tmp_path):
     )
     bad = tmp_path / "grid.yaml"
     bad.write_text(
-        "domains: [ferry]\nmodels: [transformer]\ndists: [n]\nsigmas: [learn]\nresiduals: [hff]\nseeds: [0]\n"
+        "domains: [ferry]\nmodels: [gnn]\ndists: [n]\nsigmas: [learn]\nresiduals: [hff]\nseeds: [0]\n"
     )
     with pytest.raises(ConfigError, match="unknown models"):
         grid_cells(Args(grid=bad))
