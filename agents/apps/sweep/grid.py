@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from agents.apps.sweep.args import Args
-from agents.choices import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
+from agents.choices import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from agents.config_files import resolve_config
 from pddlgym_sl.errors import ConfigError
 
@@ -21,10 +21,13 @@ DEFAULT_DATA = Path("data/small")  # agents.apps.supervised's default dataset
 
 
 def grid_axes() -> dict[str, tuple[Any, ...] | None]:
-    """Each axis of the grid and its valid values (None: any), from the registries."""
+    """Each axis of the grid and its valid values (None: any), from the registries (the live
+    `MODELS`: imported here, not at module level, so that ``--help`` loads no torch)."""
+    from agents.models import MODELS
+
     return {
         "domains": None,
-        "models": MODEL_NAMES,
+        "models": tuple(MODELS),
         "dists": DISTS,
         "sigmas": SIGMAS,
         "residuals": RESIDUALS,
