@@ -4,6 +4,7 @@ torch-free). Each check runs in a fresh interpreter and looks at its ``sys.modul
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 HEAVY = (
     "torch",
     "torch_geometric",
@@ -46,9 +48,7 @@ print(",".join(m for m in {heavy!r} if m in sys.modules))
 
 
 def _loaded_heavy(code: str) -> list[str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}
-    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [m for m in proc.stdout.strip().splitlines()[-1].split(",") if m] if proc.stdout.strip() else []
 
@@ -71,7 +71,7 @@ def test_core_package_imports_no_torch():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(ROOT)},
+        env=ENV,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}

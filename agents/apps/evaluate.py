@@ -331,10 +331,10 @@ def _check_known_split(domain: str, split: str, data: Path | None) -> None:
     root = data / domain if data is not None else None
     have = sorted(p.name for p in root.iterdir() if problem_dir_files(p)) if root and root.is_dir() else []
     splits = f" (its dataset has: --split {', '.join(have)})" if have else ""
+    where = f"{root / split / 'problems'} holds no problems" if root else "no dataset (--data) was given"
     raise ConfigError(
-        f"domain {domain!r} is not a built-in one ({', '.join(domains.DOMAIN_NAMES)}) and "
-        f"{root / split / 'problems' if root else 'no dataset'} holds no problems: pass --tasks DIR "
-        f"(a directory of its task files) or --split of its dataset{splits}"
+        f"domain {domain!r} is not a built-in one ({', '.join(domains.DOMAIN_NAMES)}) and {where}: "
+        f"pass --tasks DIR (a directory of its task files) or --split of its dataset{splits}"
     )
 
 
