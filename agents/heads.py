@@ -87,10 +87,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from agents.choices import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from agents.distributions import Gaussian, TruncatedGaussian
 from agents.errors import AgentError
 from agents.unit_bucket import normal_bucket, truncated_normal_bucket
-from pddlgym_sl.data.labels import BOUND_NAMES, INFORMATIVE_NAMES
 
 __all__ = [
     "BOUNDS",
@@ -106,12 +106,6 @@ __all__ = [
     "make_head",
 ]
 
-DISTS = ("n", "tn", "cat")
-SIGMAS = ("learn", "fixed")
-BOUNDS = BOUND_NAMES
-"""Lower bounds: the admissible heuristics of `pddlgym_sl.heuristics.HEURISTICS` (lmcut, hmax, blind)."""
-RESIDUALS = ("none", INFORMATIVE_NAMES[0], BOUND_NAMES[0])
-"""No residual, or one over the most informative heuristic of either kind (hff, lmcut)."""
 OPEN_BOUND_EPS = 0.1  # appendix B.3: l − ε, u + ε
 MISSING_BOUND = 1e5  # appendix B.2
 _DEFAULT_UPPER = {"none": MISSING_BOUND, "inf": math.inf, "plan": MISSING_BOUND}

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tyro
+import sys
 
-from agents.apps.rl import Args, main
+from agents.apps.rl import Args, cli, main
 
-__all__ = ["Args", "main"]
+__all__ = ["Args", "cli", "main"]
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    sys.exit(cli())

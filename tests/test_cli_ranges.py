@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from agents.apps import evaluate, supervised
+from agents.apps import evaluate, rl, supervised
 from agents.apps.sweep import args as sweep_args
 from agents.apps.sweep import main as sweep_main
 from pddlgym_sl.arguments import check_ranges
@@ -34,6 +34,10 @@ CASES = [
     (generate.main, ["--domain", "ferry", "--split", "train", "--limit", "0"], "--limit"),
     (sweep_main, ["--jobs", "0"], "--jobs"),
     (sweep_main, ["--steps", "-1"], "--steps"),
+    (rl.cli, ["--num-envs", "0"], "--num-envs"),
+    (rl.cli, ["--learning-rate", "-1e-3"], "--learning-rate"),
+    (rl.cli, ["--gamma", "1.5"], "--gamma"),
+    (rl.cli, ["--total-timesteps", "0"], "--total-timesteps"),
 ]
 
 

@@ -25,3 +25,32 @@ def test_missing_paper_dataset_never_suggests_the_30_minute_test_split_blindly(t
 def test_args_json_stores_the_learning_rate_used(tiny_dataset, tmp_path):
     run = train(Args(model="linear", data=tiny_dataset, runs=tmp_path, steps=2, val_every=1, quiet=True))
     assert json.loads((run / "args.json").read_text())["lr"] == 1e-2  # linear's default, not null
+
+
+def test_evaluating_a_custom_domain_run_on_a_split_it_lacks_says_what_to_pass(tmp_path, capsys):
+    """A run of one's own domain has no bundled ``plan`` split: name the dataset's splits and --tasks
+    instead of "unknown domain"."""
+    from agents.apps.evaluate import main as evaluate_main
+
+    data = tmp_path / "data"
+    problems = data / "miconic" / "test" / "problems"
+    problems.mkdir(parents=True)
+    (problems / "p01.pddl").write_text("(define (problem p01) (:domain miconic))")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "model.json").write_text("{}")
+    (run / "args.json").write_text(json.dumps({"domain": "miconic", "data": str(data)}))
+    assert evaluate_main(["--run", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "'miconic' is not a built-in one" in err and "--tasks DIR" in err
+    assert "--split test" in err and "unknown domain" not in err
+
+
+def test_a_domain_file_among_a_datasets_problems_is_not_a_problem(tmp_path):
+    from pddlgym_sl.envs.problems import problem_files
+
+    problems = tmp_path / "mine" / "test" / "problems"
+    problems.mkdir(parents=True)
+    (problems / "domain.pddl").write_text("(define (domain mine) (:predicates (p)))")
+    (problems / "p01.pddl").write_text("(define (problem p01) (:domain mine) (:init) (:goal (p)))")
+    assert [p.name for p in problem_files("mine", "test", tmp_path)] == ["p01.pddl"]

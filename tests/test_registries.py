@@ -66,3 +66,19 @@ def test_config_presets_are_the_rendered_specs():
     assert presets == {f"{d}-{m}.yaml" for d in domains.DOMAINS for m in MODELS}
     grid = yaml.safe_load((CONFIGS / "grid.yaml").read_text())
     assert set(grid["domains"]) <= set(domains.DOMAINS) and set(grid["models"]) <= set(MODELS)
+
+
+def test_light_choice_lists_equal_the_registries():
+    """`agents.choices` repeats the torch-using registries' names for fast ``--help``; they must agree."""
+    from agents import choices, heads
+    from agents.apps.evaluate import PRUNE_CHOICES
+    from agents.confidence import THRESHOLD_KINDS
+    from agents.losses import LOSSES
+    from agents.ood import NOISES
+
+    assert tuple(MODELS) == choices.MODEL_NAMES
+    assert tuple(LOSSES) == choices.LOSS_NAMES
+    assert tuple(NOISES) == choices.NOISE_NAMES
+    assert choices.UPPERS == heads.UPPERS
+    assert (choices.DISTS, choices.SIGMAS, choices.BOUNDS) == (heads.DISTS, heads.SIGMAS, heads.BOUNDS)
+    assert ("none", *THRESHOLD_KINDS) == PRUNE_CHOICES

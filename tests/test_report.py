@@ -278,3 +278,31 @@ def test_empty_report_and_cli(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "No runs found" in out.stdout
     assert (tmp_path / "r" / "table1.csv").read_text().startswith("table,model,domain")
+
+
+def test_figure_titles_fit_one_domain_panel():
+    """With one domain the figure is one panel wide: the title wraps instead of being clipped."""
+    from agents.apps.report.plots import _panels, _pyplot, fit_title
+
+    plt = _pyplot()
+    fig, _ = _panels(plt, 1)
+    text = fit_title(fig, "linear regression (LR): coverage under an evaluation budget (plan-reduced)")
+    fig.tight_layout()
+    fig.canvas.draw()
+    box = text.get_window_extent()
+    assert "\n" in text.get_text()
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height
+    plt.close(fig)
+
+
+def test_rl_runs_are_skipped_with_a_note_not_called_unreadable(fake_runs, tmp_path):
+    rl = tmp_path / "rl__ferry__ferry-l3-c3-s1__maskableppo__s1__1"
+    rl.mkdir()
+    (rl / "args.json").write_text(json.dumps({"policy": "flat", "domain": "ferry", "total_timesteps": 256}))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "args.json").write_text("{not json")
+    col = collect([fake_runs, tmp_path], "plan")
+    assert not any(rl.name in n and "unreadable" in n for n in col.notes)
+    assert any("not agents.supervised runs" in n and rl.name in n for n in col.notes)
+    assert any(str(broken) in n and "unreadable" in n for n in col.notes)

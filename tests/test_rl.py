@@ -36,6 +36,7 @@ def test_maskable_ppo_smoke(tmp_path):
     ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
+    assert "MaskablePPO" in out.stderr and "256/256" in out.stderr, "no progress bar"
     (run,) = (tmp_path / "runs").iterdir()
     assert run.name.startswith("rl__ferry__ferry-l3-c3-s1__maskableppo__s1__")
     assert list(run.glob("events.out.tfevents.*")), "no TensorBoard events"
@@ -45,6 +46,17 @@ def test_maskable_ppo_smoke(tmp_path):
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["timesteps"] >= 256
     assert 0.0 <= metrics["success_rate"] <= 1.0
+
+
+def test_unknown_problem_is_a_message_with_close_names_not_a_traceback(tmp_path, capsys):
+    from agents.apps.rl import cli
+
+    runs = tmp_path / "runs"
+    assert cli(["--problem", "ferry-l3-c3-s99", "--log-dir", str(runs), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown problem 'ferry-l3-c3-s99'; close names: ferry-l3-c3-s9")
+    assert "Traceback" not in err
+    assert not runs.exists()  # checked before the run directory is made
 
 
 def test_relational_policy_over_a_split_smoke(tmp_path):

@@ -153,6 +153,29 @@ def test_plan_cli_json(write_problem, capsys):
     assert out["solved"] and out["cost"] == len(out["plan"]) and out["plan"][0].startswith("(")
 
 
+def test_plan_cli_warms_up_before_the_timed_search(write_problem, capsys, monkeypatch):
+    """The kernels are compiled by a small warm-up search whose time is reported apart
+    (``compile_seconds``); the timed search runs after it, with the whole budget."""
+    from pddlgym_sl import plan
+    from pddlgym_sl.search.warm_up import WARM_UP_EVALUATIONS
+    from tests.problems import FERRY_3_2
+
+    budgets = []
+
+    def recording_gbfs(task, heuristic, max_evaluations=None, **kwargs):
+        budgets.append(max_evaluations)
+        return gbfs(task, heuristic, max_evaluations=max_evaluations, **kwargs)
+
+    monkeypatch.setitem(plan.SEARCHES, "gbfs", recording_gbfs)
+    problem = str(write_problem(FERRY_3_2))
+    assert plan_main([str(DOMAINS / "ferry" / "domain.pddl"), problem, "--max-evaluations", "500"]) == 0
+    assert budgets == [WARM_UP_EVALUATIONS, 500]
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert " seconds=" in last and " compile_seconds=" in last
+    assert plan_main([str(DOMAINS / "ferry" / "domain.pddl"), problem, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["compile_seconds"] >= 0
+
+
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_plan_cli_exits_1_without_a_plan(write_problem, capsys, json_flag):
     """Exit status 1 when no plan is found (here: a proven-unsolvable problem), with or without

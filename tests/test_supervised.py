@@ -50,6 +50,18 @@ def test_run_directory_logs_and_checkpoints(tiny_dataset, tmp_path):
     expected |= {"val/mse", "val/mse_clip", "val/nll", "test/mse"}
     assert expected <= tags
     assert "hyperparameters/text_summary" in events.Tags()["tensors"]
+    # the HParams plugin: flags and final metrics in the run's own event file
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+
+    content = events.PluginTagToContent("hparams")
+    data = [HParamsPluginData.FromString(c) for c in content.values()]
+    experiment = next(d.experiment for d in data if d.HasField("experiment"))
+    session = next(d.session_start_info for d in data if d.HasField("session_start_info"))
+    assert session.hparams["dist"].string_value == "tn" and session.hparams["steps"].number_value == 20
+    metric_tags = {m.name.tag for m in experiment.metric_infos}
+    assert {"hparams/test_mse", "hparams/test_nll", "hparams/best_val_mse"} <= metric_tags
+    assert {"hparams/test_mse", "hparams/best_val_mse"} <= tags
+    assert [p.name for p in run.iterdir() if p.is_dir()] == []  # no timestamped hparams subdirectory
     state = torch.load(run / "last.pt", weights_only=True)  # no pickled code needed
     assert state["step"] == 20 and "optimizer" in state
     weights = load_file(run / "best.safetensors")

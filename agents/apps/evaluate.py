@@ -29,7 +29,9 @@ otherwise the split of the paper's Table 3 (generated once into the problem cach
 ``--tasks DIR``, every task file in DIR (a directory of given tasks, such as the IPC 2023 Learning
 Track's test tasks), with ``--domain-file`` or the ``domain.pddl`` in DIR or its parent; the
 directory's name then stands for the split. ``--time-limit`` bounds each search's wall-clock time
-(grounding not included; both are recorded). A task that cannot be loaded is a recorded failure.
+(grounding not included; both are recorded). The first problem of each process also records
+``compile_seconds``: a small warm-up search compiles the kernels before its search is timed. A
+task that cannot be loaded is a recorded failure.
 Results go to ``<run>/eval/<split>[-clip][-<search>]/`` (no suffix for gbfs; baselines:
 ``runs/baselines/<domain>__<heuristic>/eval/<split>[-<search>]/``):
 one JSON per problem (written atomically; finished problems are skipped on a re-run) and
@@ -49,20 +51,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import torch
 import tyro
 from tqdm import tqdm
 
 import domains
-from agents.checkpoint import load_json_object
-from agents.confidence import THRESHOLD_KINDS, refresh_run_confidence, run_threshold
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.generate import given_domain_file
-from pddlgym_sl.envs.problems import problem_files, resolve_problems, spread
+from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
+from pddlgym_sl.search.thresholds import THRESHOLDS
+from pddlgym_sl.search.warm_up import warm_up
 from pddlgym_sl.task import load_task
+
+# torch and the torch-using modules (`agents.checkpoint`, `agents.confidence`, the learned heuristic)
+# are imported where they are used, so that ``--help`` and argument errors come back in a second.
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ EVAL_SEARCHES = {
 """``--search``: name -> ``(task, heuristic, SearchOptions) -> SearchResult``."""
 DEFAULT_SEARCH = "gbfs"
 SEARCH_NAMES = tuple(EVAL_SEARCHES)
-PRUNE_CHOICES = ("none", *THRESHOLD_KINDS)
+PRUNE_CHOICES = ("none", *THRESHOLDS)  # = agents.confidence.THRESHOLD_KINDS
 _PRUNE_LETTERS = {"mean": "M", "adaptive": "A"}  # the paper's configuration names (Table 2)
 _PRIORITIZE_LETTERS = {"mean": "PM", "adaptive": "P"}
 
@@ -188,13 +192,32 @@ def _init_worker(
     search: str = "gbfs",
     options: SearchOptions | None = None,
 ) -> None:
+    import torch
+
     torch.set_num_threads(threads)
-    _WORKER.update(run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None)
+    _WORKER.update(
+        run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, warm=False
+    )
     _WORKER.update(search=EVAL_SEARCHES[search], options=options)
     if run is not None:
         from agents.learned_heuristic import TrainedModel
 
         _WORKER["trained"] = TrainedModel.load(run, device=device)
+
+
+def _heuristic(task, domain_file: str):
+    """The worker's heuristic for `task`: the trained run's (a fresh `LearnedHeuristic`) or the
+    symbolic one's name."""
+    if _WORKER["trained"] is None:
+        return _WORKER["heuristic"]
+    from agents.learned_heuristic import LearnedHeuristic
+    from pddlgym_sl.envs.encoders.schema import Schema
+
+    if _WORKER["schema"] is None:
+        _WORKER["schema"] = Schema.from_domain_file(domain_file)
+    return LearnedHeuristic(
+        _WORKER["trained"], task, _WORKER["schema"], clip=_WORKER["clip"], device=_WORKER["device"]
+    )
 
 
 def _solve(
@@ -214,18 +237,18 @@ def _solve(
             "time_limit": time_limit,
         }
     load_seconds = time.perf_counter() - start
-    if _WORKER["trained"] is not None:
-        from agents.learned_heuristic import LearnedHeuristic
-        from pddlgym_sl.envs.encoders.schema import Schema
-
-        if _WORKER["schema"] is None:
-            _WORKER["schema"] = Schema.from_domain_file(domain_file)
-        heuristic = LearnedHeuristic(
-            _WORKER["trained"], task, _WORKER["schema"], clip=_WORKER["clip"], device=_WORKER["device"]
-        )
-    else:
-        heuristic = _WORKER["heuristic"]
     options = _WORKER["options"] or SearchOptions(limit)
+    compile_seconds = 0.0
+    if not _WORKER.get("warm"):  # the worker's first problem: compile the kernels outside its timer
+
+        def short_search(task, heuristic, max_evaluations):
+            return _WORKER["search"](
+                task, heuristic, replace(options, limit=max_evaluations, time_limit=None)
+            )
+
+        compile_seconds = warm_up(short_search, task, _heuristic(task, domain_file))
+        _WORKER["warm"] = True
+    heuristic = _heuristic(task, domain_file)
     result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
     if result.solved:
         task.validate_plan(result.plan)  # raises PlanError on an invalid plan
@@ -239,6 +262,7 @@ def _solve(
         "generated": result.generated,
         "seconds": round(result.seconds, 4),
         "load_seconds": round(load_seconds, 4),
+        "compile_seconds": round(compile_seconds, 4),
         "limit": limit,
         "time_limit": time_limit,
         "plan": result.plan,
@@ -299,8 +323,28 @@ def _check_search_args(args: Args) -> None:
         raise ConfigError("--prioritize needs --search dual and the threshold of --prune mean|adaptive")
 
 
+def _check_known_split(domain: str, split: str, data: Path | None) -> None:
+    """`ConfigError` saying what to pass when neither the dataset nor the bundled domains have the
+    split's problems (a run of one's own domain, evaluated on the default ``--split plan``)."""
+    if domain in domains.DOMAIN_NAMES or (data is not None and problem_dir_files(data / domain / split)):
+        return
+    root = data / domain if data is not None else None
+    have = sorted(p.name for p in root.iterdir() if problem_dir_files(p)) if root and root.is_dir() else []
+    splits = f" (its dataset has: --split {', '.join(have)})" if have else ""
+    where = f"{root / split / 'problems'} holds no problems" if root else "no dataset (--data) was given"
+    raise ConfigError(
+        f"domain {domain!r} is not a built-in one ({', '.join(domains.DOMAIN_NAMES)}) and {where}: "
+        f"pass --tasks DIR (a directory of its task files) or --split of its dataset{splits}"
+    )
+
+
 def evaluate(args: Args) -> dict[str, Any]:
     """Run the evaluation described by `args`; return the summary (also written to disk)."""
+    import torch
+
+    from agents.checkpoint import load_json_object
+    from agents.confidence import refresh_run_confidence, run_threshold
+
     if (args.run is None) == (args.heuristic is None):
         raise ConfigError("give exactly one of --run and --heuristic")
     _check_search_args(args)
@@ -322,6 +366,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     elif domain is None:
         raise ConfigError("--domain is needed with --heuristic")
     else:
+        _check_known_split(domain, split, data)
         files = spread(problem_files(domain, split, data), args.problems)
         domain_file = (data / domain / split / "domain.pddl") if data is not None else None
         if domain_file is None or not domain_file.is_file():
@@ -413,6 +458,8 @@ def evaluate(args: Args) -> dict[str, Any]:
 
 def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
     """Test-split accuracy of a run's best checkpoint beside hFF and LM-cut (Table 1)."""
+    import torch
+
     from agents.learned_heuristic import TrainedModel
     from agents.metrics import baseline_mse, evaluate_split
     from agents.models import model_spec

@@ -35,6 +35,7 @@ and ``episodes-<eval split>.json`` into that run directory.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,6 +46,10 @@ import numpy as np
 import tyro
 
 import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
+from pddlgym_sl.arguments import check_ranges
+from pddlgym_sl.envs.problems import resolve_problems
+from pddlgym_sl.errors import PDDLError
+from pddlgym_sl.extras import require_extra
 
 
 @dataclass
@@ -103,6 +108,29 @@ class Args:
     """torch device"""
     quiet: bool = False
     """no progress bar"""
+
+    def __post_init__(self) -> None:
+        check_ranges(
+            self,
+            positive=(
+                "train_problems",
+                "eval_problems",
+                "eval_max_steps",
+                "total_timesteps",
+                "num_envs",
+                "max_episode_steps",
+                "learning_rate",
+                "n_steps",
+                "batch_size",
+                "n_epochs",
+                "hidden",
+                "layers",
+                "eval_episodes",
+                "threads",
+            ),
+            non_negative=("ent_coef",),
+            unit_interval=("gamma",),
+        )
 
 
 # --------------------------------------------------------------------------- shared
@@ -227,9 +255,17 @@ def evaluate(model, args: Args) -> dict[str, float | None]:
     }
 
 
+def check_problem(args: Args) -> None:
+    """`ConfigError` (naming close names) unless ``--problem`` is a file or a train-split problem;
+    checked before the run directory is made."""
+    if not Path(args.problem).is_file():
+        resolve_problems(args.domain, split="train", problem=args.problem)
+
+
 def train_flat(args: Args) -> dict[str, Any]:
     from stable_baselines3.common.vec_env import DummyVecEnv
 
+    check_problem(args)
     run_dir = _run_dir(args, Path(args.problem).stem)
     venv = DummyVecEnv([lambda rank=rank: make_env(args, rank) for rank in range(args.num_envs)])
     model = _ppo("MlpPolicy", venv, args, run_dir)
@@ -375,6 +411,7 @@ def run_relational(args: Args) -> dict[str, Any]:
 
 def main(args: Args) -> dict[str, Any]:
     """Train (or load), evaluate, and write the run directory; return the evaluation metrics."""
+    require_extra("rl", "agents.rl (MaskablePPO)")
     import torch
 
     torch.set_num_threads(args.threads)
@@ -383,5 +420,16 @@ def main(args: Args) -> dict[str, Any]:
     return train_flat(args)
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """``python -m agents.rl``: parse, run; a bad input (`PDDLError`: an unknown problem, a missing
+    extra, ...) is one line on stderr and exit status 2, not a traceback."""
+    try:
+        main(tyro.cli(Args, args=argv, description=__doc__))
+    except PDDLError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    sys.exit(cli())

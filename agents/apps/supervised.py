@@ -28,39 +28,27 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
 import tyro
 import yaml
-from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 import domains
-from agents.checkpoint import (
-    CheckpointError,
-    load_json_object,
-    load_training_state,
-    load_weights,
-    save_model_config,
-    save_training_state,
-    save_weights,
-)
-from agents.confidence import write_run_confidence
+from agents.choices import BOUNDS, DISTS, LOSS_NAMES, MODEL_NAMES, NOISE_NAMES, RESIDUALS, SIGMAS, UPPERS
 from agents.config_files import resolve_config
-from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPERS, make_head
-from agents.losses import LOSSES, make_loss
-from agents.metrics import baseline_mse, bound_inputs, evaluate_split
-from agents.models import MODELS, make_model, model_spec
-from agents.ood import NOISES, NoisePool
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
 
-MODEL_NAMES = tuple(MODELS)
-OOD_CHOICES = ("none", *NOISES)
-LOSS_NAMES = tuple(LOSSES)
+# torch and the torch-using modules are imported where they are used, so that ``--help`` and
+# argument errors come back without loading torch (seconds); `agents.choices` lists the names.
+if TYPE_CHECKING:
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+OOD_CHOICES = ("none", *NOISE_NAMES)
 
 
 @dataclass
@@ -134,6 +122,8 @@ class Args:
 
 
 def resolve_device(name: str) -> torch.device:
+    import torch
+
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
@@ -151,6 +141,7 @@ def ensure_dataset(args: Args) -> None:
     if all(any((root / s / "labels").glob("*.npz")) for s in ("train", "val", args.test_split)):
         return
     if args.data == Path("data/small") and args.domain == "ferry":
+        from agents.heads import make_head
         from pddlgym_sl.data.generate import Args as GenArgs
         from pddlgym_sl.data.generate import run as generate
 
@@ -199,10 +190,40 @@ def _hparams_table(args: Args) -> str:
     return "|param|value|\n|-|-|\n" + rows
 
 
+def write_hparams(writer: SummaryWriter, args: Args, metrics: dict, step: int) -> None:
+    """The run's flags and final metrics for TensorBoard's HParams tab (comparing runs).
+
+    Written into the run's own event file: ``SummaryWriter.add_hparams`` would put them into a
+    timestamped subdirectory, which TensorBoard shows as a second run. The metrics are also
+    scalars ``hparams/<name>`` at the last step (the plugin reads their values from there)."""
+    from torch.utils.tensorboard.summary import hparams
+
+    flags = {
+        k: v if isinstance(v, int | float | str | bool) else str(v)
+        for k, v in dataclasses.asdict(args).items()
+    }
+    finals = {
+        f"hparams/{k}": float(v)
+        for k, v in metrics.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }
+    for summary in hparams(flags, finals):
+        writer.file_writer.add_summary(summary, step)
+    for tag, value in finals.items():
+        writer.add_scalar(tag, value, step)
+
+
 class Trainer:
     """One training run: data, model, head, optimiser, logging and checkpoints."""
 
     def __init__(self, args: Args, run_dir: Path, device: torch.device) -> None:
+        import torch
+
+        from agents.heads import make_head
+        from agents.losses import make_loss
+        from agents.models import make_model, model_spec
+        from agents.ood import NoisePool
+
         self.args, self.run_dir, self.device = args, run_dir, device
         root = args.data / args.domain
         self.train = load_split(root / "train", max_problems=args.train_problems, seed=args.seed)
@@ -255,6 +276,10 @@ class Trainer:
         self.best_val_mse = float(state["best_val_mse"])
 
     def train_step(self) -> dict[str, float]:
+        import torch
+
+        from agents.metrics import bound_inputs
+
         rows = self.sampler.batch(self.step)
         raw = self.model(self.inputs["train"].batch(rows, self.device))
         target, lower, base, upper = bound_inputs(self.train, self.head, rows, self.device)
@@ -276,6 +301,8 @@ class Trainer:
         return self.loss.validate(self.model, self.head, self.inputs["val"], self.val, self.device)
 
     def save_last(self) -> None:
+        from agents.checkpoint import save_training_state
+
         save_training_state(self.run_dir / "last.pt", self.state())
 
 
@@ -284,6 +311,8 @@ _PATH_FIELDS = ("data", "runs", "resume", "config")
 
 
 def _stored_args(run_dir: Path) -> Args:
+    from agents.checkpoint import CheckpointError, load_json_object
+
     path = run_dir / "args.json"
     stored = load_json_object(path)
     for key in _PATH_FIELDS:
@@ -297,6 +326,11 @@ def _stored_args(run_dir: Path) -> Args:
 
 def train(args: Args) -> Path:
     """Run (or resume) training; return the run directory (with metrics.json)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.checkpoint import CheckpointError, load_training_state, save_model_config, save_weights
+    from agents.models import model_spec
+
     started = time.perf_counter()
     if args.resume is not None:
         run_dir = args.resume
@@ -370,14 +404,20 @@ def train(args: Args) -> Path:
     for k, v in metrics.items():
         if isinstance(v, float):
             writer.add_scalar(f"test/{k.removeprefix('test_')}", v, trainer.step)
-    writer.close()
     metrics["wall_seconds"] = round(time.perf_counter() - started, 1)  # this call, data loading included
+    write_hparams(writer, args, metrics, trainer.step)
+    writer.close()
     atomic_write_json(run_dir / "metrics.json", metrics)
     return run_dir
 
 
 def test_metrics(args: Args, trainer: Trainer, run_dir: Path) -> dict:
     """Test-split accuracy of the best checkpoint, beside hFF's and LM-cut's."""
+    from agents.checkpoint import load_weights
+    from agents.confidence import write_run_confidence
+    from agents.metrics import baseline_mse, evaluate_split
+    from agents.models import model_spec
+
     test = load_split(args.data / args.domain / args.test_split)
     load_weights(run_dir / "best.safetensors", trainer.model)
     spec = model_spec(args.model)
@@ -437,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label + ' +clip':<28} {m['test_mse_clip']:>10.3f}")
     print(f"{'hFF':<28} {m['test_hff_mse']:>10.3f}")
     print(f"{'LM-cut':<28} {m['test_lmcut_mse']:>10.3f}")
+    from agents.losses import LOSSES
+
     select = LOSSES[args.loss].select
     name = {"mse": "MSE"}.get(select, select.replace("_", " "))
     print(f"(test NLL {m['test_nll']:.3f}; best validation {name} {m[f'best_val_{select}']:.3f})")

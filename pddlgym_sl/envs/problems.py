@@ -20,6 +20,7 @@ compiles each problem once, not once per sub-environment). The object count of e
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import weakref
@@ -85,9 +86,12 @@ class ProblemSet:
             for candidate in (name, f"{name}.pddl"):
                 if candidate in self.names:
                     return self.names.index(candidate)
-            shown = ", ".join(self.names[:5]) + (", ..." if len(self) > 5 else "")
+            stems = [n.removesuffix(".pddl") for n in self.names]
+            close = difflib.get_close_matches(name.removesuffix(".pddl"), stems, n=5, cutoff=0.6)
+            shown = ", ".join(stems[:5]) + (", ..." if len(self) > 5 else "")
+            hint = f"; close names: {', '.join(close)}" if close else ""
             raise ConfigError(
-                f"unknown problem {str(key)!r}; this environment has {len(self)} problems: {shown}"
+                f"unknown problem {str(key)!r}{hint}; this environment has {len(self)} problems: {shown}"
             )
         raise ConfigError(f"a problem is selected by index or file name, not {type(key).__name__}")
 
@@ -274,12 +278,19 @@ def spread(files: list[Path], n: int | None) -> list[Path]:
     return [files[i * len(files) // n] for i in range(n)]
 
 
+def problem_dir_files(split_dir: Path) -> list[Path]:
+    """The problem files in a dataset split's ``problems/`` directory (sorted; none when absent), a
+    domain file there excluded."""
+    directory = split_dir / "problems"
+    if not directory.is_dir():
+        return []
+    return [p for p in sorted(directory.glob("*.pddl")) if p.is_file() and not _is_domain_file(p)]
+
+
 def problem_files(domain: str, split: str, data: Path | None) -> list[Path]:
     """The problem files of a split: the dataset's own copies, else the Table 3 split."""
     if data is not None:
-        directory = data / domain / split / "problems"
-        if directory.is_dir():
-            files = sorted(directory.glob("*.pddl"))
-            if files:
-                return files
+        files = problem_dir_files(data / domain / split)
+        if files:
+            return files
     return split_files(domain, split)

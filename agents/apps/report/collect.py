@@ -218,13 +218,22 @@ def collect(
     col = Collection(notes=notes)
 
     by_seed: dict[tuple[GroupKey, int], list[Run]] = {}
+    others: list[str] = []
     for path in run_dirs:
         run = load_run(path)
         if run is None:
-            col.notes.append(f"{path}: unreadable args.json, skipped")
+            args = read_json(path / "args.json")
+            if args is None:
+                col.notes.append(f"{path}: unreadable args.json, skipped")
+            elif not {"model", "dist"} <= set(args):
+                others.append(path.name)  # another command's run (agents.rl), not a training run
+            else:
+                col.notes.append(f"{path}: args.json of a training run with missing or bad fields, skipped")
             continue
         key = GroupKey(run.model, run.domain, run.config, run.dist)
         by_seed.setdefault((key, run.seed), []).append(run)
+    if others:
+        col.notes.append(f"not agents.supervised runs (e.g. agents.rl), skipped: {', '.join(sorted(others))}")
     for (key, seed), runs in sorted(by_seed.items(), key=lambda item: item[0][1]):
         # Two runs of one seed would count twice: keep the finished (then the latest-named) one.
         runs.sort(key=lambda r: (r.metrics is not None, r.path.name))

@@ -7,6 +7,7 @@ importing this module (or `agents.apps.report`) costs nothing and never touches 
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -165,8 +166,20 @@ def _save(plt, fig, legend_axes: list, title: str, path: Path) -> Path:
     """Legend on the first of ``legend_axes`` (none when empty), title, layout, PNG; closes ``fig``."""
     if legend_axes:
         legend_axes[0].legend(fontsize=7)
-    fig.suptitle(title)
+    fit_title(fig, title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def fit_title(fig, title: str):
+    """``fig.suptitle(title)``, wrapped onto lines that fit the figure's width (one panel, one
+    domain, is narrower than a model's title)."""
+    text = fig.suptitle(title)
+    fig.canvas.draw()
+    too_wide = text.get_window_extent().width / fig.bbox.width
+    if too_wide > 0.95:
+        per_line = max(10, int(len(title) * 0.95 / too_wide))
+        text.set_text(textwrap.fill(title, per_line))
+    return text

@@ -6,13 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS
-from agents.models import MODELS
+from agents.choices import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
 from pddlgym_sl.arguments import check_ranges
 
 __all__ = ["Args"]
-
-MODEL_NAMES = tuple(MODELS)
 
 
 @dataclass
