@@ -8,6 +8,9 @@ policy over the applicable actions (seeded; episodes end at the goal or after 50
 - ours, ``gym.make("pddl/ferry-v1", problems=[file], obs=..., heuristics=...)`` with the
   `gym.make` wrappers (TimeLimit, OrderEnforcing, PassiveEnvChecker), for several observation
   types, with no heuristics, with LM-cut + hmax + hFF, and with all six heuristics;
+- ours with the ``-v0`` id (the per-problem action space, before the fixed one of ``-v1``), with
+  no heuristics: the ``-v1 / -v0`` ratio printed at the end is the single-environment cost of the
+  fixed action interface;
 - ours vectorised: ``gym.make_vec("pddl/ferry-v1", num_envs=4, vectorization_mode="sync",
   split="train", obs=..., heuristics=())``, four sub-environments drawing the 400 problems of
   ferry's train split (2-6 locations and cars, 10-102 ground actions; ``--vector-split``), the
@@ -146,13 +149,20 @@ def setup_pddlgym() -> None:
 
 
 # --------------------------------------------------------------------------- our side
-def run_ours(problem_file: Path, obs: str, heuristics: tuple[str, ...], seconds: float, seed: int) -> dict:
+def run_ours(
+    problem_file: Path,
+    obs: str,
+    heuristics: tuple[str, ...],
+    seconds: float,
+    seed: int,
+    env_id: str = "pddl/ferry-v1",
+) -> dict:
     import gymnasium as gym
     import numpy as np
 
     import pddlgym_sl  # noqa: F401  (registers the ids)
 
-    env = gym.make("pddl/ferry-v1", problems=[problem_file], obs=obs, heuristics=heuristics)
+    env = gym.make(env_id, problems=[problem_file], obs=obs, heuristics=heuristics)
     rng = np.random.default_rng(seed)
 
     def loop(budget: float) -> tuple[int, float]:
@@ -252,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     for obs, heur in configs:
         r = run_ours(problem_file, obs, heur, args.seconds, args.seed)
         rows.append((f"pddlgym-sl obs={obs} h={','.join(heur) or 'none'}", r))
+    v0 = {
+        obs: run_ours(problem_file, obs, (), args.seconds, args.seed, "pddl/ferry-v0")
+        for obs in ("ilg", "flat")
+    }
+    for obs, r in v0.items():
+        rows.append((f"pddlgym-sl -v0 (per-problem action space) obs={obs} h=none", r))
     for obs in ("ilg", "flat"):
         r = run_vector(args.vector_split, obs, args.seconds, args.seed)
         label = f"pddlgym-sl make_vec sync x4, ferry {args.vector_split} split, obs={obs} h=none"
@@ -282,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     if ref:
         label = f"PDDLGym {ref['version']} ({ref['n_ground_actions']} ground actions)"
         print(f"{label:<66} {ref['step']:>10,.1f} {ref['step+app']:>11,.1f} {'1x':>10} {'1x':>12}")
+    v1 = {label.split("obs=")[1].split()[0]: r for label, r in rows[:2]}
+    print(
+        "single env, -v1 / -v0 step rate: "
+        + ", ".join(f"obs={o} {v1[o]['step'] / v0[o]['step']:.2f}" for o in v0)
+    )
     print(
         "targets: >= 20,000 steps/s without heuristics, >= 100x PDDLGym; >= 2,000 steps/s with lmcut+hmax+hff"
     )
