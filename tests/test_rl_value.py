@@ -1,0 +1,102 @@
+"""Value learning without optimal labels (`agents.apps.rl_value`): flags, a tiny run that checkpoints,
+is interrupted and resumed to the same weights, and is evaluated by `agents.evaluate`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+
+import pytest
+
+import domains
+from agents.apps.evaluate import Args as EvalArgs
+from agents.apps.evaluate import evaluate
+from agents.apps.rl_value import Args, ValueLearner, main, train
+from domains.ferry.generator import generate
+from pddlgym_sl.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    """Three tiny ferry problems with their domain file."""
+    root = tmp_path_factory.mktemp("rlv-tasks")
+    shutil.copy(domains.domain_file("ferry"), root / "domain.pddl")
+    for locations, cars, seed in ((2, 1, 1), (3, 2, 1), (3, 2, 2)):
+        (root / f"ferry-l{locations}-c{cars}-s{seed}.pddl").write_text(generate(locations, cars, seed))
+    return root
+
+
+def tiny_args(tasks, runs, name, **kw) -> Args:
+    base = dict(
+        tasks=tasks,
+        steps=48,
+        num_envs=2,
+        max_episode_steps=12,
+        epsilon_steps=40,
+        batch_size=8,
+        learning_starts=8,
+        train_every=2,
+        target_every=5,
+        checkpoint_every=16,
+        runs=runs,
+        name=name,
+        quiet=True,
+    )
+    return Args(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--steps", "0"], ["--batch-size", "-1"], ["--epsilon-start", "1.5"], ["--dist", "tn", "--clip"]],
+)
+def test_bad_flags_are_refused(flags, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(flags)
+    assert exc.value.code == 2
+    assert "--" in capsys.readouterr().err
+
+
+def test_bad_args_raise_config_error():
+    with pytest.raises(ConfigError, match="--target-every"):
+        Args(target_every=0)
+    with pytest.raises(ConfigError, match="--epsilon-end"):
+        Args(epsilon_start=0.2, epsilon_end=0.5)
+
+
+@pytest.mark.parametrize("dist,clip", [("tn", False), ("n", True)])
+def test_interrupted_run_resumes_to_the_same_weights_and_is_evaluated(
+    tasks, tmp_path, monkeypatch, dist, clip
+):
+    straight = train(tiny_args(tasks, tmp_path, "straight", dist=dist, clip=clip))
+
+    act = ValueLearner.act
+
+    def crash_late(self):  # an interruption between two checkpoints (the last one at step 32)
+        if self.step >= 40:
+            raise KeyboardInterrupt
+        act(self)
+
+    monkeypatch.setattr(ValueLearner, "act", crash_late)
+    with pytest.raises(KeyboardInterrupt):
+        train(tiny_args(tasks, tmp_path, "resumed", dist=dist, clip=clip))
+    monkeypatch.setattr(ValueLearner, "act", act)
+    resumed = train(dataclasses.replace(Args(), resume=tmp_path / "resumed", quiet=True))
+
+    assert (straight / "best.safetensors").read_bytes() == (resumed / "best.safetensors").read_bytes()
+    m1, m2 = (json.loads((d / "metrics.json").read_text()) for d in (straight, resumed))
+    counts = ("steps", "updates", "episodes", "solved_episodes", "states_with_upper_bound")
+    assert [m1[k] for k in counts] == [m2[k] for k in counts]
+    assert m1["steps"] == 48 and m1["updates"] > 0 and m1["episodes"] > 0
+    model = json.loads((resumed / "model.json").read_text())
+    assert model["head"]["dist"] == dist and model["model"]["name"] == "nlm"
+
+    summary = evaluate(EvalArgs(run=resumed, tasks=tasks, limit=500, clip=clip, quiet=True))
+    assert summary["problems"] == 3 and 0 <= summary["coverage"] <= 1
+    assert (resumed / "eval").is_dir()
+
+
+def test_an_existing_run_directory_is_not_overwritten(tasks, tmp_path):
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(ConfigError, match="--resume"):
+        train(tiny_args(tasks, tmp_path, "taken"))
