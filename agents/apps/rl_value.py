@@ -310,6 +310,8 @@ class ValueLearner:
         upper = "plan" if args.dist == "tn" else "none"  # u given in training; 1e5 where search has none
         self.head = make_head(args.dist, sigma=sigma, residual=args.residual, bound=args.bound, upper=upper)
         self.mode = target_mode(args.dist, args.clip)
+        if not any(_playable(t, self.head.lower_key) for t in self.tasks):  # else no step would ever be taken
+            raise ConfigError("every problem starts at a goal or a proven dead end: nothing to learn from")
         self.spec = model_spec(args.model)
         torch.manual_seed(args.seed)
         model_config = {
@@ -522,6 +524,12 @@ class ValueLearner:
             env.step(int(action))
             keys.append(state_key(problem, env.unwrapped.state.words))
         return Episode(problem, [int(a) for a in actions], keys)
+
+
+def _playable(task: CompiledTask, bound: str) -> bool:
+    """Whether an episode of ``task`` takes a step: its initial state is neither a goal nor a dead end."""
+    lower = make_heuristic(bound, task).batch(np.asarray(task.init.words)[None, :])[0]
+    return not task.is_goal(task.init) and bool(np.isfinite(lower))
 
 
 def _contiguous_groups(problems: np.ndarray, states: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
