@@ -100,3 +100,24 @@ def test_an_existing_run_directory_is_not_overwritten(tasks, tmp_path):
     (tmp_path / "taken").mkdir()
     with pytest.raises(ConfigError, match="--resume"):
         train(tiny_args(tasks, tmp_path, "taken"))
+
+
+def test_snapshots_and_learning_curves(tasks, tmp_path):
+    from agents.apps import rl_value_curves
+
+    run = train(tiny_args(tasks, tmp_path, "curves", steps=32, snapshot_every=16))
+    steps = [s for s, _ in rl_value_curves.snapshots(run)]
+    assert steps == [16, 32]
+    out = tmp_path / "figures" / "curves"
+    argv = ["--runs", str(run), "--tasks", str(tasks), "--limit", "200", "--baselines", "hff"]
+    argv += ["--out", str(out)]
+    assert rl_value_curves.main([*argv, "--quiet"]) == 0
+    assert out.with_suffix(".png").stat().st_size > 0
+    text = out.with_suffix(".md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| tn s0 |")]
+    assert [int(r.split("|")[2]) for r in rows] == steps
+    assert "| GBFS hff | - | 1.00 |" in text  # hFF solves the three tiny problems
+    cached = sorted((run / "curves").rglob("*.json"))
+    assert len(cached) == 2 * 3
+    assert rl_value_curves.main([*argv, "--quiet"]) == 0  # from the cache: the same table
+    assert out.with_suffix(".md").read_text() == text

@@ -25,8 +25,10 @@ a supervised run, so ``python -m agents.evaluate --run DIR`` plans with it: ``ar
 ``model.json``, ``best.safetensors`` (the latest weights: there are no labels to select on),
 ``last.pt`` (the whole learning state: networks, optimiser, replay buffer, upper bounds, RNG and the
 environments' current episodes, loaded with ``weights_only=True``), TensorBoard events and
-``metrics.json``. ``--resume DIR [--steps N]`` continues it; on CPU the result equals an
-uninterrupted run with the same seed (episodes are replayed into the environments).
+``metrics.json`` (and with ``--snapshot-every N``, ``snapshots/step-<steps>.safetensors`` for the
+learning curves of `agents.apps.rl_value_curves`). ``--resume DIR [--steps N]`` continues it; on CPU
+the result equals an uninterrupted run with the same seed (episodes are replayed into the
+environments).
 """
 
 from __future__ import annotations
@@ -136,6 +138,9 @@ class Args:
     """gradient-norm clipping"""
     checkpoint_every: int = 2000
     """environment steps between checkpoints (last.pt, best.safetensors)"""
+    snapshot_every: int | None = None
+    """also keep the weights every this many environment steps, as snapshots/step-<steps>.safetensors
+    (what python -m agents.apps.rl_value_curves plots; default: none)"""
     seed: int = 0
     """seed of initialisation, problems, exploration and replay"""
     device: str = "cpu"
@@ -164,6 +169,7 @@ class Args:
                 "lr",
                 "grad_clip",
                 "checkpoint_every",
+                "snapshot_every",
                 "train_problems",
             ),
             non_negative=("weight_decay", "learning_starts", "epsilon_end"),
@@ -176,6 +182,8 @@ class Args:
 
 
 DEFAULT_STEPS = 20_000
+SNAPSHOTS = "snapshots"
+"""Run subdirectory of the ``--snapshot-every`` weights, ``step-<env steps>.safetensors``."""
 _PATH_FIELDS = ("data", "tasks", "domain_file", "runs", "resume")
 
 
@@ -623,6 +631,9 @@ def train(args: Args) -> Path:
                 writer.add_scalar(f"train/{k}", v, learner.step)
             clock, steps_at, updates_at = now, learner.step, learner.updates
             bar.set_postfix(loss=f"{learner.last_loss:.3f}", solved=learner.solved, refresh=False)
+        every = args.snapshot_every
+        if every is not None and learner.step // every != before // every:
+            save_weights(run_dir / SNAPSHOTS / f"step-{learner.step}.safetensors", learner.model)
         if learner.step // args.checkpoint_every != before // args.checkpoint_every:
             checkpoint()
     bar.close()
