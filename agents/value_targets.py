@@ -148,11 +148,13 @@ def value_loss(
     base: np.ndarray | None,
     upper: np.ndarray,
     mode: str,
+    truncate_upper: bool = True,
 ) -> tuple[Tensor, int]:
     """Mean NLL of the finite targets of a batch under ``head`` (and how many there were).
 
     ``mode`` (`TARGET_MODES`) says whether ``target`` is clipped to ``[lower, upper]`` first; the TN
-    head receives ``upper`` (opened to ``u + 0.1``, ``inf`` kept), N ignores it.
+    head receives ``upper`` (opened to ``u + 0.1``, ``inf`` kept) unless ``truncate_upper`` is False
+    (then ``u`` only clips the target and the TN is TN(μ, σ, l − 0.1, ∞)); N ignores it.
     """
     target = np.asarray(target, dtype=np.float64)
     if TARGET_MODES[mode]:
@@ -168,6 +170,6 @@ def value_loss(
         as_t(target),
         as_t(lower),
         None if base is None else as_t(base),
-        as_t(upper) if head.dist == "tn" else None,
+        as_t(upper) if head.dist == "tn" and truncate_upper else None,
     )
     return nll.mean(), count

@@ -122,3 +122,15 @@ def test_value_loss_modes_and_dead_ends():
     assert raw.grad is not None and raw.grad[2, 0] == 0.0
     nothing, count = value_loss(head, raw, np.array([np.inf]), [np.inf], base[:1], [np.inf], "n")
     assert count == 0 and nothing.item() == 0.0
+
+
+def test_tn_without_truncation_at_u_is_tn_with_u_inf():
+    """``truncate_upper=False`` (rl_value --upper clip): u clips the target, the NLL has u = inf."""
+    head = make_head("tn", residual="none", upper="plan")
+    raw = torch.tensor([[2.0, 0.3], [5.0, -1.0]], dtype=torch.float64)
+    target, lower, upper = np.array([3.0, 40.0]), np.array([2.0, 1.0]), np.array([4.0, 6.0])
+    loose, _ = value_loss(head, raw, target, lower, None, upper, "tn", truncate_upper=False)
+    clipped = clip_targets(target, lower, upper)
+    as_inf, _ = value_loss(head, raw, clipped, lower, None, np.full(2, np.inf), "tn")
+    tight, _ = value_loss(head, raw, target, lower, None, upper, "tn")
+    assert loose.item() == pytest.approx(as_inf.item()) and tight.item() != pytest.approx(loose.item())

@@ -78,6 +78,7 @@ from pddlgym_sl.task import CompiledTask, State
 
 MODEL_NAMES = tuple(MODELS)
 VALUE_DISTS = ("n", "tn")
+TN_UPPERS = ("observed", "clip")
 
 
 @dataclass
@@ -88,6 +89,10 @@ class Args:
     """head: Gaussian (n) or truncated Gaussian TN(mu, sigma, l - 0.1, u + 0.1) (tn)"""
     clip: bool = False
     """n only: clip the bootstrapped targets to [l, u] (the ablation; tn always does)"""
+    upper: Literal[TN_UPPERS] = "clip"
+    """tn only: clip: u only clips the target, the NLL is TN(mu, sigma, l - 0.1, inf)'s, as in search,
+    which knows no u; observed: TN(mu, sigma, l - 0.1, u + 0.1) with u the observed cost-to-go (where u
+    is close to l the NLL hardly depends on mu, and the search value without u goes astray: README)"""
     model: Literal[MODEL_NAMES] = "nlm"
     """network (its model config is read from the problems' initial states)"""
     domain: str = "ferry"
@@ -476,7 +481,8 @@ class ValueLearner:
         upper = self.uppers.lookup(state_key(p, w) for p, w in zip(problems, states, strict=True))
         groups = _contiguous_groups(problems, states)
         raw, _, base = self.raw_outputs(self.model, groups)
-        loss, count = value_loss(self.head, raw, y, lower, base, upper, self.mode)
+        truncate = self.args.upper == "observed"
+        loss, count = value_loss(self.head, raw, y, lower, base, upper, self.mode, truncate_upper=truncate)
         self.optimizer.zero_grad(set_to_none=True)
         if count:
             loss.backward()
