@@ -20,7 +20,8 @@ target network (`clip_targets`). The three heads (`TARGET_MODES`):
   (ICAPS 2022) residual value learning over hFF);
 * ``n+clip``: the same with ``y`` clipped to ``[l, u]`` (the ablation);
 * ``tn``: TN(μ, σ, l − 0.1, u + 0.1) with ``y`` clipped to ``[l, u]``: its NLL is finite only inside
-  the support, and ``u = inf`` is exact (`agents.distributions` handles the infinite bound).
+  the support, and ``u = inf`` is exact (`agents.distributions` handles the infinite bound); or, with
+  ``truncate_upper=False``, ``u`` only clips the target and the NLL is TN(μ, σ, l − 0.1, ∞)'s.
 
 States whose target is infinite (dead ends) carry no gradient: `value_loss` averages over the finite
 targets only.

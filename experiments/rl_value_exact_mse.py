@@ -1,5 +1,6 @@
 """How close a learned value function is to h*: MSE over every reachable state of small problems.
 
+    python experiments/rl_value_exact_mse.py --write-tiny DIR     # three tiny ferry problems and the domain
     python experiments/rl_value_exact_mse.py --tasks DIR --runs RUN [RUN ...] [--clip]
 
 For each problem file in ``--tasks`` (small ones: the whole reachable space is enumerated), h* of
@@ -71,14 +72,36 @@ def mse_against_exact(
     return len(err), float(err.mean()), float(err_hff.mean())
 
 
+TINY_FERRY = ((2, 1, 1), (3, 2, 1), (3, 2, 2))
+"""(locations, cars, seed) of the ``--write-tiny`` problems (those of tests/test_rl_value.py)."""
+
+
+def write_tiny(directory: Path) -> None:
+    import shutil
+
+    import domains
+    from domains.ferry.generator import generate
+
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(domains.domain_file("ferry"), directory / "domain.pddl")
+    for locations, cars, seed in TINY_FERRY:
+        (directory / f"ferry-l{locations}-c{cars}-s{seed}.pddl").write_text(generate(locations, cars, seed))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--tasks", type=Path, required=True)
-    parser.add_argument("--runs", type=Path, nargs="+", required=True)
+    parser.add_argument("--write-tiny", type=Path, default=None)
+    parser.add_argument("--tasks", type=Path)
+    parser.add_argument("--runs", type=Path, nargs="+", default=[])
     parser.add_argument("--clip", action="store_true")
     opts = parser.parse_args()
+    if opts.write_tiny is not None:
+        write_tiny(opts.write_tiny)
+        return
+    if opts.tasks is None or not opts.runs:
+        parser.error("--tasks and --runs are needed (or --write-tiny DIR)")
     domain_file = opts.tasks / "domain.pddl"
     problems = sorted(p for p in opts.tasks.glob("*.pddl") if p.name != "domain.pddl")
     for run in opts.runs:

@@ -9,7 +9,9 @@ targets (`agents.value_targets`) need no optimal planner: the bootstrapped ``y(s
 LM-cut by default) and the best cost-to-go ``u`` observed from ``s`` on a goal-reaching trajectory.
 Heads: ``--dist n`` (N over the raw ``y``; ``σ`` fixed by default, so the loss is the squared error,
 as Gehring et al.), ``--dist n --clip`` (``y`` clipped to ``[l, u]``: the ablation; search with
-``agents.evaluate --clip``) and ``--dist tn`` (TN(μ, σ, l − 0.1, u + 0.1), ``u = inf`` until known).
+``agents.evaluate --clip``) and ``--dist tn`` (``y`` clipped to ``[l, u]``, the NLL of
+TN(μ, σ, l − 0.1, ∞) with ``--upper clip``, the default, or of TN(μ, σ, l − 0.1, u + 0.1) with
+``--upper observed``, ``u = inf`` until known: the README says why the default).
 μ is a residual over hFF (``--residual``).
 
 Acting: ε-greedy one-step lookahead, ``argmin_a 1 + V(succ(s, a))`` with the online network (ε
@@ -86,7 +88,7 @@ class Args:
     """Learn a value function V(s) ≈ h*(s) by interaction, with an N or TN head and no optimal labels."""
 
     dist: Literal[VALUE_DISTS] = "tn"
-    """head: Gaussian (n) or truncated Gaussian TN(mu, sigma, l - 0.1, u + 0.1) (tn)"""
+    """head: Gaussian (n) or truncated Gaussian with lower bound l - 0.1 (tn; its upper end: --upper)"""
     clip: bool = False
     """n only: clip the bootstrapped targets to [l, u] (the ablation; tn always does)"""
     upper: Literal[TN_UPPERS] = "clip"
@@ -370,8 +372,12 @@ class ValueLearner:
 
     @torch.no_grad()
     def values(self, net, groups: list[tuple[int, np.ndarray]], goals: np.ndarray) -> np.ndarray:
-        """V of the states of ``groups`` under ``net`` (0 at a goal, inf at a proven dead end)."""
-        raw, lower, base = self.raw_outputs(net, groups)
+        """V of the states of ``groups`` under ``net`` (0 at a goal, inf at a proven dead end), with one
+        forward pass per problem among the groups."""
+        merged, back = _merge_by_problem(groups)
+        raw, lower, base = self.raw_outputs(net, merged)
+        raw, lower = raw[torch.from_numpy(back).to(raw.device)], lower[back]
+        base = None if base is None else base[back]
         live = np.isfinite(lower) if base is None else np.isfinite(lower) & np.isfinite(base)
         values = np.full(len(lower), np.inf)
         if live.any():
@@ -466,13 +472,9 @@ class ValueLearner:
         for p, w in zip(problems, states, strict=True):
             _, succ, goals = self.tasks[p].expand(w)
             counts.append(len(succ))
-            if not len(succ):
-                continue
-            if succ_groups and succ_groups[-1][0] == p:  # one forward pass per problem (rows are sorted)
-                succ_groups[-1] = (int(p), np.concatenate([succ_groups[-1][1], succ]))
-            else:
+            if len(succ):
                 succ_groups.append((int(p), succ))
-            goal_flags.append(goals)
+                goal_flags.append(goals)
         succ_values = (
             self.values(self.target, succ_groups, np.concatenate(goal_flags)) if succ_groups else np.zeros(0)
         )
@@ -544,6 +546,26 @@ def _playable(task: CompiledTask, bound: str) -> bool:
     """Whether an episode of ``task`` takes a step: its initial state is neither a goal nor a dead end."""
     lower = make_heuristic(bound, task).batch(np.asarray(task.init.words)[None, :])[0]
     return not task.is_goal(task.init) and bool(np.isfinite(lower))
+
+
+def _merge_by_problem(
+    groups: list[tuple[int, np.ndarray]],
+) -> tuple[list[tuple[int, np.ndarray]], np.ndarray]:
+    """The groups' states merged per problem, and the index that puts the merged rows back in the
+    groups' order."""
+    order = sorted(range(len(groups)), key=lambda k: groups[k][0])
+    sizes = np.array([len(groups[k][1]) for k in range(len(groups))], dtype=np.int64)
+    start = np.zeros(len(groups), dtype=np.int64)
+    start[order] = np.concatenate([[0], np.cumsum(sizes[order])[:-1]]) if groups else []
+    back = np.concatenate([start[k] + np.arange(sizes[k]) for k in range(len(groups))] or [np.zeros(0, int)])
+    merged: list[tuple[int, list[np.ndarray]]] = []
+    for k in order:
+        problem, states = groups[k]
+        if merged and merged[-1][0] == problem:
+            merged[-1][1].append(states)
+        else:
+            merged.append((problem, [states]))
+    return [(p, np.concatenate(parts)) for p, parts in merged], back.astype(np.int64)
 
 
 def _contiguous_groups(problems: np.ndarray, states: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
