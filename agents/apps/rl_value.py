@@ -60,9 +60,10 @@ from agents.checkpoint import (
     save_training_state,
     save_weights,
 )
-from agents.heads import BOUNDS, RESIDUALS, SIGMAS, make_head
+from agents.heads import BOUNDS, DISTS, RESIDUALS, SIGMAS, make_head
 from agents.models import MODELS, make_model, model_spec
 from agents.value_targets import (
+    TARGET_MODES,
     UpperBounds,
     bootstrap_targets,
     state_key,
@@ -79,7 +80,8 @@ from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.task import CompiledTask, State
 
 MODEL_NAMES = tuple(MODELS)
-VALUE_DISTS = ("n", "tn")
+VALUE_DISTS = tuple(d for d in DISTS if d in TARGET_MODES)
+"""The heads with a bootstrapped target (n, tn; cat's costs 0..H need a known largest cost)."""
 TN_UPPERS = ("observed", "clip")
 
 
