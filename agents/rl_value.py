@@ -1,0 +1,12 @@
+"""``python -m agents.rl_value``: forwards to `agents.apps.rl_value`, where the command is defined."""
+
+from __future__ import annotations
+
+import sys
+
+from agents.apps.rl_value import Args, main
+
+__all__ = ["Args", "main"]
+
+if __name__ == "__main__":
+    sys.exit(main())
