@@ -26,6 +26,8 @@ COMMANDS = (
     "agents.sweep",
     "agents.rl",
     "agents.apps.anytime_curves",
+    "agents.rl_value",
+    "agents.apps.rl_value_curves",
     "pddlgym_sl.plan",
     "pddlgym_sl.data.generate",
 )

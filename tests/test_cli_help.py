@@ -29,6 +29,8 @@ CLIS = (
     "agents.apps.sweep",
     "agents.apps.rl",
     "agents.apps.anytime_curves",
+    "agents.apps.rl_value",
+    "agents.apps.rl_value_curves",
     "pddlgym_sl.plan",
     "pddlgym_sl.data.generate",
 )

@@ -143,3 +143,12 @@ def test_groups_merge_per_problem_and_come_back_in_order():
     merged, back = _merge_by_problem(groups)
     assert [p for p, _ in merged] == [0, 1, 2]  # one forward pass per problem
     np.testing.assert_array_equal(np.concatenate([s for _, s in merged]).ravel()[back], [1, 2, 3, 4, 5, 6])
+
+
+def test_value_dists_are_the_heads_with_a_bootstrapped_target():
+    """The CLI's light list (no torch for --help) equals the one derived from the registries."""
+    from agents.apps.rl_value import VALUE_DISTS
+    from agents.heads import DISTS
+    from agents.value_targets import TARGET_MODES
+
+    assert tuple(d for d in DISTS if d in TARGET_MODES) == VALUE_DISTS

@@ -29,8 +29,6 @@ import tyro
 from tqdm import tqdm
 
 import domains
-from agents.checkpoint import load_json_object
-from agents.value_targets import target_mode
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.envs.problems import problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError
@@ -113,10 +111,13 @@ def _point(steps: int, records: list[dict]) -> Point:
 
 def run_curve(args: Args, run: Path, bar: tqdm) -> tuple[str, list[Point]]:
     """The curve of one run: its label (head and seed) and a point per snapshot."""
+    from agents.checkpoint import load_json_object  # torch: not at import (fast --help)
     from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 
     run_args = load_json_object(run / "args.json")
     clip = bool(run_args.get("clip", False))
+    from agents.value_targets import target_mode  # torch: not at import (fast --help)
+
     label = f"{target_mode(str(run_args['dist']), clip)} s{run_args.get('seed', 0)}"
     domain_file, files, split = held_out(args, run_args)
     schema = Schema.from_domain_file(domain_file)
@@ -189,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         missing = [str(r) for r in args.runs if not snapshots(r)]
         if missing:
             raise ConfigError(f"no snapshots (train with --snapshot-every N) in {', '.join(missing)}")
+        from agents.checkpoint import load_json_object
+
         first_args = load_json_object(args.runs[0] / "args.json")
         n_files = len(held_out(args, first_args)[1])
         total = n_files * (sum(len(snapshots(r)) for r in args.runs) + len(args.baselines))
