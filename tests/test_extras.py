@@ -54,3 +54,30 @@ def test_require_extra_reports_the_missing_modules(monkeypatch) -> None:
     with pytest.raises(MissingExtraError, match=r"needs the \[fake\] extra, and no_such_module_xyz is not"):
         require_extra("fake", "this feature")
     require_extra("learn", "the learning code")  # installed in the test environment
+
+
+CORE_MODULES = {"numpy", "numba", "llvmlite", "gymnasium", "tqdm", "tyro"}  # llvmlite: numba's own
+"""The top-level modules of the core install's dependencies that the learning code imports."""
+
+
+def test_every_library_the_learning_code_imports_is_in_an_extra() -> None:
+    """A fresh ``pip install -e .[learn]`` once lacked scipy (the confidence metrics' Kendall τ):
+    every third-party module imported anywhere under ``agents/`` is the core's or an extra's."""
+    import ast
+
+    root = ROOT
+    first_party = {"agents", "pddlgym_sl", "domains"}
+    found: dict[str, str] = {}
+    for path in sorted((root / "agents").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in first_party and not top.startswith("_"):
+                    found.setdefault(top, str(path.relative_to(root)))
+    allowed = CORE_MODULES | set(EXTRAS["learn"]) | set(EXTRAS["rl"])
+    assert {m: f for m, f in found.items() if m not in allowed} == {}
