@@ -26,6 +26,7 @@ from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_save
 
 from agents.errors import AgentError
+from pddlgym_sl.arguments import with_paths
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
 
 
@@ -120,6 +121,17 @@ def load_json_object(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CheckpointError(f"holds a JSON {type(value).__name__}, not an object", file=path)
     return value
+
+
+def load_run_args(run_dir: Path, args_class: type, command: str, ignore: tuple[str, ...] = ()) -> Any:
+    """The ``args_class`` a run of `command` stored in ``run_dir/args.json`` (keys in `ignore`
+    dropped, paths restored); a `CheckpointError` naming the file when the keys do not fit."""
+    path = run_dir / "args.json"
+    stored = {k: v for k, v in load_json_object(path).items() if k not in ignore}
+    try:
+        return args_class(**with_paths(args_class, stored))
+    except TypeError as exc:
+        raise CheckpointError(f"not the arguments of an {command} run ({exc})", file=path) from None
 
 
 def load_model_config(path: Path) -> dict[str, Any]:

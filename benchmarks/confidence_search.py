@@ -29,28 +29,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from search_speed import ferry_nlm_tn  # beside this file: python puts benchmarks/ on the path
 
 import domains
 from agents.confidence import run_threshold
-from agents.heads import make_head
-from agents.learned_heuristic import LearnedHeuristic, TrainedModel
-from agents.models import make_model
+from agents.learned_heuristic import LearnedHeuristic
 from pddlgym_sl import load_task
-from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.search import confidence_gbfs, dual_gbfs, gbfs
 from pddlgym_sl.search.thresholds import adaptive_threshold, mean_threshold
-
-
-def _nlm_tn(run: Path | None) -> TrainedModel:
-    if run is not None:
-        return TrainedModel.load(run)
-    head = make_head("tn", sigma="learn", residual="hff", bound="lmcut")
-    schema = Schema.from_domain_file(domains.domain_file("ferry"))
-    channels = {k: 2 * len(preds) for k, preds in schema.by_arity.items()}
-    torch.manual_seed(0)
-    return TrainedModel(
-        make_model("nlm", in_channels=channels, n_outputs=head.n_outputs), head, "nlm", "ferry", None
-    )
 
 
 class _Recorder:
@@ -73,7 +59,7 @@ def _thresholds(args: argparse.Namespace, task) -> tuple:
             run_threshold(args.run, "mean", args.percent),
             run_threshold(args.run, "adaptive", args.percent),
         )
-    recorder = _Recorder(LearnedHeuristic(_nlm_tn(None), task))
+    recorder = _Recorder(LearnedHeuristic(ferry_nlm_tn(None), task))
     confidence_gbfs(task, recorder, max_evaluations=args.evaluations)
     values, confidences = np.concatenate(recorder.values), np.concatenate(recorder.confidences)
     return mean_threshold(confidences, args.percent), adaptive_threshold(values, confidences, args.percent)
@@ -115,13 +101,13 @@ def main() -> None:
             problem.write_text(domains.generate_problem("ferry", seed=1, locations=size, cars=size))
             task = load_task(domains.domain_file("ferry"), problem)
             mean, adaptive = _thresholds(args, task)
-            gbfs(task, LearnedHeuristic(_nlm_tn(args.run), task), max_evaluations=30)  # warm-up (JIT)
+            gbfs(task, LearnedHeuristic(ferry_nlm_tn(args.run), task), max_evaluations=30)  # warm-up (JIT)
             searches = _searches(task, mean, adaptive, args.evaluations)
             rates = {}
             for name, search in searches.items():
                 best, result = 0.0, None
                 for _ in range(args.repeats):  # a fresh model each time: its inference memo starts empty
-                    result = search(LearnedHeuristic(_nlm_tn(args.run), task))
+                    result = search(LearnedHeuristic(ferry_nlm_tn(args.run), task))
                     best = max(best, result.evaluations / result.seconds)
                 rates[name] = best
                 print(

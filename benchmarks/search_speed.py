@@ -112,7 +112,8 @@ def main() -> None:
         learned_rates(args, Path(tmp))
 
 
-def _nlm_tn(run: Path | None) -> TrainedModel:
+def ferry_nlm_tn(run: Path | None) -> TrainedModel:
+    """The NLM TN of run `run`, or an untrained one for ferry (seeded) when None."""
     if run is not None:
         return TrainedModel.load(run)
     head = make_head("tn", sigma="learn", residual="hff", bound="lmcut")
@@ -136,10 +137,10 @@ def learned_rates(args: argparse.Namespace, tmp: Path) -> None:
         problem = tmp / f"ferry-nlm-{size}.pddl"
         problem.write_text(domains.generate_problem("ferry", seed=1, locations=size, cars=size))
         task = load_task(domains.domain_file("ferry"), problem)
-        gbfs(task, LearnedHeuristic(_nlm_tn(args.run), task), max_evaluations=30)  # warm-up (JIT)
+        gbfs(task, LearnedHeuristic(ferry_nlm_tn(args.run), task), max_evaluations=30)  # warm-up (JIT)
         rates = []
         for _ in range(args.repeats):  # a fresh model each time: its inference memo starts empty
-            learned = LearnedHeuristic(_nlm_tn(args.run), task)
+            learned = LearnedHeuristic(ferry_nlm_tn(args.run), task)
             result = gbfs(task, learned, max_evaluations=args.nlm_evaluations)
             rates.append(result.evaluations / result.seconds)
         hff = gbfs(task, make_heuristic("hff", task), max_evaluations=args.max_evaluations)

@@ -1,4 +1,5 @@
-"""Range checks of command-line arguments, shared by the CLIs' tyro ``Args`` dataclasses.
+"""Range checks of command-line arguments, shared by the CLIs' tyro ``Args`` dataclasses, and the
+paths of arguments read back from a file (`with_paths`).
 
 tyro checks types, not ranges: ``--batch-size -5`` reached torch as "negative dimensions are not
 allowed", ``--val-every 0`` a ZeroDivisionError, ``--time-limit -3`` ran the whole split as
@@ -9,12 +10,14 @@ work, whether it comes from the command line (tyro prints the message and exits 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from pddlgym_sl.errors import ConfigError
 
-__all__ = ["check_ranges"]
+__all__ = ["check_ranges", "with_paths"]
 
 
 def _flag(name: str) -> str:
@@ -44,3 +47,10 @@ def check_ranges(
             value = getattr(args, name)
             if value is not None and not (_is_number(value) and ok(value)):
                 raise ConfigError(f"{_flag(name)} must be {what}, not {value!r}")
+
+
+def with_paths(args_class: type, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` (from a JSON or YAML file) with the fields that `args_class` annotates as ``Path``
+    turned back into paths (None stays None)."""
+    paths = {f.name for f in dataclasses.fields(args_class) if "Path" in str(f.type)}
+    return {k: Path(v) if k in paths and v is not None else v for k, v in values.items()}

@@ -15,7 +15,16 @@ from pddlgym_sl.errors import MissingExtraError
 __all__ = ["EXTRAS", "require_extra"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "learn": ("torch", "torch_geometric", "safetensors", "tensorboard", "yaml", "matplotlib", "wlplan", "scipy"),
+    "learn": (
+        "torch",
+        "torch_geometric",
+        "safetensors",
+        "tensorboard",
+        "yaml",
+        "matplotlib",
+        "wlplan",
+        "scipy",
+    ),
     "rl": ("stable_baselines3", "sb3_contrib"),
 }
 """Extra name -> the top-level modules it provides (as in pyproject.toml's optional dependencies)."""

@@ -19,7 +19,7 @@ import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
 from agents.apps.rl_value import Args
 from agents.checkpoint import (
     CheckpointError,
-    load_json_object,
+    load_run_args,
     load_training_state,
     save_model_config,
     save_training_state,
@@ -45,7 +45,6 @@ from pddlgym_sl.task import CompiledTask, State
 DEFAULT_STEPS = 20_000
 SNAPSHOTS = "snapshots"
 """Run subdirectory of the ``--snapshot-every`` weights, ``step-<env steps>.safetensors``."""
-_PATH_FIELDS = ("data", "tasks", "domain_file", "runs", "resume")
 
 
 def run_name(args: Args) -> str:
@@ -433,16 +432,7 @@ def _contiguous_groups(problems: np.ndarray, states: list[np.ndarray]) -> list[t
 
 
 def _stored_args(run_dir: Path) -> Args:
-    path = run_dir / "args.json"
-    stored = load_json_object(path)
-    stored.pop("app", None)
-    for key in _PATH_FIELDS:
-        if stored.get(key) is not None:
-            stored[key] = Path(stored[key])
-    try:
-        return Args(**stored)
-    except TypeError as exc:
-        raise CheckpointError(f"not the arguments of an agents.rl_value run ({exc})", file=path) from None
+    return load_run_args(run_dir, Args, "agents.rl_value", ignore=("app",))
 
 
 def _write_args(run_dir: Path, args: Args) -> None:

@@ -37,7 +37,7 @@ from tqdm import tqdm
 import domains
 from agents.choices import BOUNDS, DISTS, LOSS_NAMES, MODEL_NAMES, NOISE_NAMES, RESIDUALS, SIGMAS, UPPERS
 from agents.config_files import resolve_config
-from pddlgym_sl.arguments import check_ranges
+from pddlgym_sl.arguments import check_ranges, with_paths
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
@@ -307,21 +307,12 @@ class Trainer:
 
 
 DEFAULT_STEPS = 3000
-_PATH_FIELDS = ("data", "runs", "resume", "config")
 
 
 def _stored_args(run_dir: Path) -> Args:
-    from agents.checkpoint import CheckpointError, load_json_object
+    from agents.checkpoint import load_run_args
 
-    path = run_dir / "args.json"
-    stored = load_json_object(path)
-    for key in _PATH_FIELDS:
-        if stored.get(key) is not None:
-            stored[key] = Path(stored[key])
-    try:
-        return Args(**stored)
-    except TypeError as exc:
-        raise CheckpointError(f"not the arguments of an agents.supervised run ({exc})", file=path) from None
+    return load_run_args(run_dir, Args, "agents.supervised")
 
 
 def train(args: Args) -> Path:
@@ -453,10 +444,7 @@ def load_config_defaults(argv: list[str]) -> Args:
     unknown = set(values) - fields
     if unknown:
         raise ConfigError(f"unknown keys {sorted(unknown)} (valid: {sorted(fields)})", file=path)
-    for key in _PATH_FIELDS:
-        if key in values and values[key] is not None:
-            values[key] = Path(values[key])
-    return Args(**values, config=path)
+    return Args(**with_paths(Args, values), config=path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -178,6 +178,8 @@ def _upper_column(labels: list[ProblemLabels]) -> dict[str, np.ndarray]:
     if not labels or len(methods) != 1 or None in methods:
         return {}
     return {"upper": np.concatenate([lab.upper for lab in labels]), "upper_method": np.array(methods.pop())}
+
+
 def _row_offsets(n_states: np.ndarray) -> np.ndarray:
     """Start row of each problem (and the total) from the per-problem state counts."""
     return np.concatenate([[0], np.cumsum(n_states)]).astype(np.int64)

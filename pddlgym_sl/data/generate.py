@@ -33,12 +33,12 @@ from typing import Literal
 import tyro
 
 import domains
+from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.build import build_split
 from pddlgym_sl.data.presets import get_preset
 from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.envs.problems import resolve_problems
 from pddlgym_sl.errors import ConfigError, PDDLError
-from pddlgym_sl.arguments import check_ranges
 
 DEFAULT_TIME_LIMITS = {"train": 300.0, "val": 300.0, "test": 1800.0, "plan": 1800.0, "test-reduced": 300.0}
 LABELLED_SPLITS = ("train", "val", "test")

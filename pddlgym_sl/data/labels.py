@@ -23,13 +23,13 @@ key             shape / dtype           meaning
 Optional keys, added later by `pddlgym_sl.data.upper` (a file without them loads as before, with
 ``upper`` None; `add_columns` adds keys to a file and keeps every key it already holds):
 
-================  ====================  ===========================================``upper``         (n+1,) float64        cost of a satisficing plan from each state (an
+================  ====================  ==================================================
+``upper``         (n+1,) float64        cost of a satisficing plan from each state (an
                                         upper bound on h*; inf where none was found)
 ``upper_method``  () unicode            how it was computed: search, budget and version
                                         (`pddlgym_sl.data.upper.upper_method`)
 ================  ====================  ==================================================
 
-=======
 Format 2 adds the *siblings* of the plan (for ranking losses): every successor of a plan state
 s_i other than the next plan state s_{i+1}, i < n, deduplicated per parent (ascending words):
 

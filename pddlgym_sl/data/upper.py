@@ -85,9 +85,11 @@ def add_upper(
     split_dir = Path(split_dir)
     files = sorted((split_dir / "labels").glob("*.npz"))
     if not files:
-        raise ConfigError(f"no label files in {split_dir / 'labels'} (run python -m pddlgym_sl.data.generate)")
+        raise ConfigError(
+            f"no label files in {split_dir / 'labels'} (run python -m pddlgym_sl.data.generate)"
+        )
     method = upper_method(max_evaluations)
-    pending = [f for f in files if load_labels(f).upper_method != method]
+    pending = [(f, labels) for f in files if (labels := load_labels(f)).upper_method != method]
     started = time.perf_counter()
     evaluations = 0
     bar = tqdm(
@@ -99,8 +101,7 @@ def add_upper(
         dynamic_ncols=True,
     )
     try:
-        for path in pending:
-            labels = load_labels(path)
+        for path, labels in pending:
             problem = split_dir / "problems" / labels.problem
             task = load_task(split_dir / "domain.pddl", problem)
             if facts_digest(task.facts) != facts_digest(labels.facts):
