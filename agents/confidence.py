@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.devices import resolve_device
 from agents.heads import Head
 from agents.inputs import TrainingInputs
 from agents.models.spec import ModelSpec
@@ -203,7 +204,7 @@ def refresh_run_confidence(run_dir: Path, device: str = "cpu") -> dict[str, Any]
     trained = TrainedModel.load(run_dir, device=device)
     spec = model_spec(trained.name)
     return write_run_confidence(
-        run_dir, trained.model, trained.head, spec, train, test, torch.device(device), args["seed"]
+        run_dir, trained.model, trained.head, spec, train, test, resolve_device(device), args["seed"]
     )
 
 
@@ -218,7 +219,7 @@ def _training_table(run_dir: Path, device: str) -> dict[str, np.ndarray]:
     _, train = _run_splits(run_dir)
     trained = TrainedModel.load(run_dir, device=device)
     inputs = model_spec(trained.name).training_inputs(train)
-    values, confidences = predict(trained.model, trained.head, inputs, train, torch.device(device))
+    values, confidences = predict(trained.model, trained.head, inputs, train, resolve_device(device))
     return _write_table(run_dir, train, values, confidences)
 
 

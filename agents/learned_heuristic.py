@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from agents.checkpoint import CheckpointError, load_model_config, load_weights
+from agents.devices import resolve_device
 from agents.heads import Head, make_head
 from agents.models import make_model, model_spec
 from agents.models.nlm.fast.threads import inline_kernels
@@ -76,7 +77,7 @@ class TrainedModel:
             why = f"cannot rebuild the model and head from it ({exc})"
             raise CheckpointError(why, file=config_file) from None
         load_weights(run_dir / f"{checkpoint}.safetensors", model)
-        model.to(device).eval()
+        model.to(resolve_device(device) if isinstance(device, str) else device).eval()
         return cls(model, head, name, domain, run_dir)
 
 
@@ -101,7 +102,7 @@ class LearnedHeuristic:
         device: torch.device | str = "cpu",
     ) -> None:
         self.trained, self.task, self.clip = trained, task, clip
-        self.device = torch.device(device)
+        self.device = resolve_device(device)
         head = trained.head
         self.lower = make_heuristic(head.lower_key, task)
         self.residual = make_heuristic(head.residual_key, task) if head.residual_key else None

@@ -14,7 +14,7 @@ import pytest
 
 from agents.apps.evaluate import summarize
 from agents.apps.report import build_report, format_stat
-from agents.apps.report.collect import collect, mean_std
+from agents.apps.report.collect import Config, collect, mean_std
 
 LIMIT = 100
 # (config, dist, seed) -> test metrics
@@ -306,3 +306,21 @@ def test_rl_runs_are_skipped_with_a_note_not_called_unreadable(fake_runs, tmp_pa
     assert not any(rl.name in n and "unreadable" in n for n in col.notes)
     assert any("not agents.supervised runs" in n and rl.name in n for n in col.notes)
     assert any(str(broken) in n and "unreadable" in n for n in col.notes)
+
+
+def test_value_learning_runs_get_their_own_table_beside_supervised_ones(fake_runs, tmp_path):
+    """An `agents.rl_value` run (args.json "app": "rl_value") is tabulated as its own model, N+clip
+    apart from N, and never grouped with the supervised runs of the same model and head."""
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(fake_runs, runs)
+    for clip in (False, True):
+        rl = _write_run(runs / ("clip" if clip else "plain"), "ferry", "fixed", "hff", "n", 0, None)
+        args = json.loads((rl / "args.json").read_text())
+        (rl / "args.json").write_text(json.dumps(args | {"app": "rl_value", "clip": clip}))
+    col = collect([runs], "plan")
+    assert {"nlm RL", "nlm RL+clip"} <= set(col.models())
+    supervised = [r for key, group in col.groups.items() if key.model == "nlm" for r in group]
+    assert supervised and all("app" not in r.args for r in supervised)
+    assert [r.path.parent.name for r in col.runs("nlm RL", "ferry", Config("fixed", "hff"), "n")] == ["plain"]

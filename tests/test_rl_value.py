@@ -122,6 +122,31 @@ def test_snapshots_and_learning_curves(tasks, tmp_path):
     assert out.with_suffix(".md").read_text() == text
 
 
+def test_learning_curves_beside_a_supervised_run(tasks, tiny_dataset, tmp_path):
+    """``--supervised RUN`` plans with a supervised run's best checkpoint on the same held-out problems
+    and labels its line with the run's training seconds."""
+    from agents.apps import rl_value_curves
+    from agents.apps.supervised import Args as SupervisedArgs
+    from agents.apps.supervised import train as train_supervised
+
+    run = train(tiny_args(tasks, tmp_path, "curves", steps=16, snapshot_every=16))
+    supervised = train_supervised(
+        SupervisedArgs(
+            data=tiny_dataset, runs=tmp_path / "sup", steps=4, val_every=2, batch_size=16, quiet=True
+        )
+    )
+    wall = json.loads((supervised / "metrics.json").read_text())["wall_seconds"]
+    out = tmp_path / "curves"
+    argv = ["--runs", str(run), "--tasks", str(tasks), "--limit", "200", "--supervised", str(supervised)]
+    assert rl_value_curves.main([*argv, "--out", str(out), "--quiet"]) == 0
+    text = out.with_suffix(".md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| GBFS supervised TN"))
+    assert f"({wall:.0f} s training)" in row
+    assert float(row.split("|")[3]) >= 0  # a coverage was measured
+    assert len(list((tmp_path / "curves-baselines").rglob("*.json"))) == 3
+    assert f"- {supervised}: {wall:.0f} s training" in text
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dist,clip", [("n", False), ("n", True), ("tn", False)])
 def test_learned_value_beats_hff_on_every_reachable_state(tasks, tmp_path, dist, clip):

@@ -55,6 +55,7 @@ import tyro
 from tqdm import tqdm
 
 import domains
+from agents.devices import resolve_device
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.generate import given_domain_file
 from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
@@ -157,7 +158,8 @@ class Args:
     jobs: int = 1
     """parallel processes (each runs its own copy of the model on one thread)"""
     device: str = "cpu"
-    """device of the forward passes"""
+    """device of the forward passes: cpu (GBFS evaluates one expansion's successors at a time, batches
+    too small to pay a GPU's transfers), auto (cuda when available), cuda, ..."""
     out: Path | None = None
     """result directory (default: <run>/eval/<split>[-clip] or runs/baselines/...)"""
     accuracy: bool = False
@@ -458,7 +460,6 @@ def evaluate(args: Args) -> dict[str, Any]:
 
 def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
     """Test-split accuracy of a run's best checkpoint beside hFF and LM-cut (Table 1)."""
-    import torch
 
     from agents.learned_heuristic import TrainedModel
     from agents.metrics import baseline_mse, evaluate_split
@@ -468,7 +469,7 @@ def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float
     trained = TrainedModel.load(run, device=device)
     test = load_split(data / domain / "test")
     inputs = model_spec(trained.name).training_inputs(test)
-    metrics = evaluate_split(trained.model, trained.head, inputs, test, torch.device(device))
+    metrics = evaluate_split(trained.model, trained.head, inputs, test, resolve_device(device))
     return {
         **{f"test_{k}": v for k, v in metrics.items()},
         **{f"test_{k}": v for k, v in baseline_mse(test).items()},

@@ -119,8 +119,9 @@ class Args:
     (what python -m agents.apps.rl_value_curves plots; default: none)"""
     seed: int = 0
     """seed of initialisation, problems, exploration and replay"""
-    device: str = "cpu"
-    """torch device"""
+    device: str = "auto"
+    """torch device: auto (cuda when available), cpu, cuda, ... (a resumed run equals an uninterrupted one
+    on the CPU; CUDA kernels need not be deterministic)"""
     runs: Path = Path("runs")
     """parent directory of run directories"""
     name: str | None = None

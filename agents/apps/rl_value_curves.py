@@ -9,11 +9,13 @@ Every ``--runs`` directory of `agents.apps.rl_value` contributes one curve: each
 (`pddlgym_sl.search.gbfs`, ``--limit`` evaluations; the run's ``--clip`` is used for N+clip) on the
 held-out problems: ``--tasks DIR``, or ``--problems`` spread over the run's domain's ``--split``
 (the dataset's copy under the run's ``--data`` if it has one). Each ``--baselines`` heuristic
-(hFF, ...) plans on the same problems and is drawn as a horizontal line. Per snapshot and problem the
+(hFF, ...) and the best checkpoint of each ``--supervised`` run (`agents.apps.supervised`, e.g. the
+TN model trained on optimal labels for about the value runs' wall-clock time) plan on the same
+problems and are drawn as horizontal lines. Per snapshot and problem the
 result is kept in ``<run>/curves/<split>/step-<steps>/<problem>.json`` (baselines: beside ``--out``),
 so an interrupted plot resumes without re-planning. Writes ``<out>.png`` (coverage and mean plan
 length of the solved problems against env steps; colour: the head, one line per run) and ``<out>.md``
-(the same numbers as a table).
+(the same numbers as a table, with each run's training wall-clock seconds).
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class Args:
     """GBFS evaluation budget per problem"""
     baselines: list[str] = field(default_factory=list)
     """heuristics (hff, lmcut, ...) planning on the same problems, drawn as horizontal lines"""
+    supervised: list[Path] = field(default_factory=list)
+    """run directories of python -m agents.supervised (best checkpoint) planning on the same problems,
+    drawn as horizontal lines labelled with their training wall-clock seconds"""
     quiet: bool = False
     """no progress bar"""
 
@@ -145,6 +150,27 @@ def baseline_points(args: Args, run_args: dict, bar: tqdm) -> dict[str, Point]:
     return out
 
 
+def supervised_points(args: Args, run_args: dict, bar: tqdm) -> dict[str, Point]:
+    """GBFS with each ``--supervised`` run's best checkpoint on the held-out problems."""
+    from agents.checkpoint import load_json_object  # torch: not at import (fast --help)
+    from agents.learned_heuristic import LearnedHeuristic, TrainedModel
+
+    domain_file, files, split = held_out(args, run_args)
+    schema = Schema.from_domain_file(domain_file)
+    out = {}
+    for run in args.supervised:
+        trained = TrainedModel.load(run)
+        stored = load_json_object(run / "args.json")
+        wall = load_json_object(run / "metrics.json").get("wall_seconds")
+        name = f"supervised {str(stored['dist']).upper()} ({wall:.0f} s training)" if wall else run.name
+        make = lambda task, t=trained: LearnedHeuristic(t, task, schema)  # noqa: E731
+        cache_dir = Path(f"{args.out}-baselines") / f"{split}-{args.limit}" / f"supervised-{run.name}"
+        records = [_solve(domain_file, f, make, args.limit, cache_dir / f"{f.stem}.json") for f in files]
+        bar.update(len(files))
+        out[name] = _point(0, records)
+    return out
+
+
 def table(curves: dict[str, list[Point]], baselines: dict[str, Point]) -> str:
     rows = ["| curve | env steps | coverage | mean plan length |", "|-|-:|-:|-:|"]
     for label, points in curves.items():
@@ -194,19 +220,30 @@ def main(argv: list[str] | None = None) -> int:
 
         first_args = load_json_object(args.runs[0] / "args.json")
         n_files = len(held_out(args, first_args)[1])
-        total = n_files * (sum(len(snapshots(r)) for r in args.runs) + len(args.baselines))
+        total = n_files * (
+            sum(len(snapshots(r)) for r in args.runs) + len(args.baselines) + len(args.supervised)
+        )
         with tqdm(total=total, desc="GBFS", unit="problem", disable=args.quiet) as bar:
             curves = dict(run_curve(args, r, bar) for r in args.runs)
             baselines = baseline_points(args, first_args, bar)
+            baselines |= supervised_points(args, first_args, bar)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     where = args.tasks.name if args.tasks else f"{first_args['domain']} {args.split}"
     title = f"value learning: GBFS on {n_files} held-out problems ({where}), {args.limit} evaluations"
     plot(curves, baselines, args.out.with_suffix(".png"), title)
-    atomic_write_text(args.out.with_suffix(".md"), f"{title}\n\n{table(curves, baselines)}")
+    walls = "\n".join(f"- {r}: {_wall_seconds(r)} s training" for r in [*args.runs, *args.supervised])
+    atomic_write_text(args.out.with_suffix(".md"), f"{title}\n\n{table(curves, baselines)}\n{walls}\n")
     print(table(curves, baselines), end="")
     return 0
+
+
+def _wall_seconds(run: Path) -> str:
+    """The wall-clock seconds a run's metrics.json records for its training ("?" if none)."""
+    path = run / "metrics.json"
+    wall = json.loads(path.read_text()).get("wall_seconds") if path.is_file() else None
+    return f"{wall:.0f}" if isinstance(wall, int | float) else "?"
 
 
 if __name__ == "__main__":

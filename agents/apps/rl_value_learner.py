@@ -25,6 +25,7 @@ from agents.checkpoint import (
     save_training_state,
     save_weights,
 )
+from agents.devices import resolve_device
 from agents.heads import make_head
 from agents.models import make_model, model_spec
 from agents.value_targets import (
@@ -458,7 +459,7 @@ def train(args: Args) -> Path:
         run_dir = args.runs / (args.name or run_name(args))
         if run_dir.exists():
             raise ConfigError(f"{run_dir} exists: pass --resume {run_dir} to continue it")
-    device = torch.device(args.device)
+    device = resolve_device(args.device)
     learner = ValueLearner(args, device)
     run_dir.mkdir(parents=True, exist_ok=True)
     last = run_dir / "last.pt"

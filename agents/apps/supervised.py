@@ -37,6 +37,7 @@ from tqdm import tqdm
 import domains
 from agents.choices import BOUNDS, DISTS, LOSS_NAMES, MODEL_NAMES, NOISE_NAMES, RESIDUALS, SIGMAS, UPPERS
 from agents.config_files import resolve_config
+from agents.devices import resolve_device
 from pddlgym_sl.arguments import check_ranges, with_paths
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
@@ -119,14 +120,6 @@ class Args:
             positive=("steps", "batch_size", "lr", "grad_clip", "train_problems", "val_every"),
             non_negative=("weight_decay",),
         )
-
-
-def resolve_device(name: str) -> torch.device:
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
 
 
 def run_name(args: Args) -> str:

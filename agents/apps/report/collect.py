@@ -161,9 +161,12 @@ def load_run(path: Path) -> Run | None:
         return None
     try:
         config = Config(str(args["sigma"]), str(args["residual"]), str(args.get("bound") or "lmcut"))
+        model = str(args["model"])
+        if args.get("app") == "rl_value":  # value learning: its own tables, never mixed with supervised runs
+            model += " RL+clip" if args.get("clip") else " RL"
         return Run(
             path=path,
-            model=str(args["model"]),
+            model=model,
             domain=str(args["domain"]),
             dist=str(args["dist"]),
             config=config,
