@@ -11,11 +11,11 @@ held-out problems: ``--tasks DIR``, or ``--problems`` spread over the run's doma
 (the dataset's copy under the run's ``--data`` if it has one). Each ``--baselines`` heuristic
 (hFF, ...) and the best checkpoint of each ``--supervised`` run (`agents.apps.supervised`, e.g. the
 TN model trained on optimal labels for about the value runs' wall-clock time) plan on the same
-problems and are drawn as horizontal lines. Per snapshot and problem the
-result is kept in ``<run>/curves/<split>/step-<steps>/<problem>.json`` (baselines: beside ``--out``),
-so an interrupted plot resumes without re-planning. Writes ``<out>.png`` (coverage and mean plan
-length of the solved problems against env steps; colour: the head, one line per run) and ``<out>.md``
-(the same numbers as a table, with each run's training wall-clock seconds).
+problems and are drawn as horizontal lines. Per snapshot and problem the result is kept in
+``<run>/curves/<split>/step-<steps>/<problem>.json`` (baselines: beside ``--out``), so an
+interrupted plot resumes without re-planning. Writes ``<out>.png`` (coverage, mean plan length of
+the solved problems and mean evaluations against env steps; colour: the head, one line per run) and
+``<out>.md`` (the same numbers as a table, with each run's training wall-clock seconds).
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ class Point:
     steps: int
     coverage: float
     mean_length: float  # over the solved problems (nan: none solved)
+    mean_evaluations: float  # over all problems (an unsolved one counts what it spent)
 
 
 def snapshots(run: Path) -> list[tuple[int, Path]]:
@@ -111,7 +112,8 @@ def _solve(domain_file: Path, problem: Path, heuristic, limit: int, cache: Path)
 def _point(steps: int, records: list[dict]) -> Point:
     lengths = [r["length"] for r in records if r["solved"]]
     coverage = len(lengths) / len(records) if records else float("nan")
-    return Point(steps, coverage, float(np.mean(lengths)) if lengths else float("nan"))
+    evaluations = float(np.mean([r["evaluations"] for r in records])) if records else float("nan")
+    return Point(steps, coverage, float(np.mean(lengths)) if lengths else float("nan"), evaluations)
 
 
 def run_curve(args: Args, run: Path, bar: tqdm) -> tuple[str, list[Point]]:
@@ -172,11 +174,15 @@ def supervised_points(args: Args, run_args: dict, bar: tqdm) -> dict[str, Point]
 
 
 def table(curves: dict[str, list[Point]], baselines: dict[str, Point]) -> str:
-    rows = ["| curve | env steps | coverage | mean plan length |", "|-|-:|-:|-:|"]
+    rows = ["| curve | env steps | coverage | mean plan length | mean evaluations |", "|-|-:|-:|-:|-:|"]
     for label, points in curves.items():
-        rows += [f"| {label} | {p.steps} | {p.coverage:.2f} | {p.mean_length:.2f} |" for p in points]
-    rows += [f"| GBFS {name} | - | {p.coverage:.2f} | {p.mean_length:.2f} |" for name, p in baselines.items()]
+        rows += [f"| {label} | {p.steps} | {_cells(p)} |" for p in points]
+    rows += [f"| GBFS {name} | - | {_cells(p)} |" for name, p in baselines.items()]
     return "\n".join(rows) + "\n"
+
+
+def _cells(p: Point) -> str:
+    return f"{p.coverage:.2f} | {p.mean_length:.2f} | {p.mean_evaluations:.0f}"
 
 
 def plot(curves: dict[str, list[Point]], baselines: dict[str, Point], path: Path, title: str) -> None:
@@ -185,7 +191,7 @@ def plot(curves: dict[str, list[Point]], baselines: dict[str, Point], path: Path
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     heads = sorted({label.split()[0] for label in curves})
     colours = {h: f"C{i}" for i, h in enumerate(heads)}
     for label, points in curves.items():
@@ -193,11 +199,13 @@ def plot(curves: dict[str, list[Point]], baselines: dict[str, Point], path: Path
         style = {"color": colours[label.split()[0]], "marker": "o", "markersize": 3, "label": label}
         axes[0].plot(x, [p.coverage for p in points], **style)
         axes[1].plot(x, [p.mean_length for p in points], **style)
+        axes[2].plot(x, [p.mean_evaluations for p in points], **style)
     for i, (name, p) in enumerate(baselines.items()):
         style = {"color": "grey", "linestyle": ("--", ":", "-.")[i % 3], "label": f"GBFS {name}"}
         axes[0].axhline(p.coverage, **style)
         axes[1].axhline(p.mean_length, **style)
-    for ax, what in zip(axes, ("coverage", "mean plan length (solved)"), strict=True):
+        axes[2].axhline(p.mean_evaluations, **style)
+    for ax, what in zip(axes, ("coverage", "mean plan length (solved)", "mean evaluations"), strict=True):
         ax.set_xlabel("env steps")
         ax.set_ylabel(what)
         ax.grid(alpha=0.3)
@@ -230,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    where = args.tasks.name if args.tasks else f"{first_args['domain']} {args.split}"
+    where = str(args.tasks) if args.tasks else f"{first_args['domain']} {args.split}"
     title = f"value learning: GBFS on {n_files} held-out problems ({where}), {args.limit} evaluations"
     plot(curves, baselines, args.out.with_suffix(".png"), title)
     walls = "\n".join(f"- {r}: {_wall_seconds(r)} s training" for r in [*args.runs, *args.supervised])
