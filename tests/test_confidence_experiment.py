@@ -1,0 +1,76 @@
+"""``experiments/confidence_tables.py`` runs the commands the README names, with the paper's
+configurations (Heller et al., Tables 2-3), and skips what is finished."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from experiments import confidence_tables as experiment
+
+
+@pytest.fixture
+def commands(monkeypatch) -> list[list[str]]:
+    recorded: list[list[str]] = []
+    monkeypatch.setattr(experiment, "run", recorded.append)
+    return recorded
+
+
+def _args(tmp_path: Path) -> argparse.Namespace:
+    return argparse.Namespace(
+        data=tmp_path / "data", nfd_data=tmp_path / "nfd", runs=tmp_path / "runs", steps=800,
+        batch_size=64, problems=18, limit=10_000,
+    )  # fmt: skip
+
+
+def test_training_flags_follow_head_and_variant(commands, tmp_path):
+    args = _args(tmp_path)
+    experiment.train("relational", "ferry", "cat", "W90", args)
+    experiment.train("nfd", "gripper", "tn", "Standard", args)
+    cat, tn = commands
+    assert cat[0] == "agents.supervised" and cat[cat.index("--residual") + 1] == "none"
+    assert cat[cat.index("--ood") + 1 :][:3] == ["weighted", "--ood-ratio", "0.9"]
+    assert cat[cat.index("--model") + 1] == "nlm" and cat[cat.index("--test-split") + 1] == "test-reduced"
+    assert "--ood" not in tn and tn[tn.index("--residual") + 1] == "hff"
+    assert tn[tn.index("--model") + 1] == "mlp" and tn[tn.index("--data") + 1] == str(args.nfd_data)
+
+
+def test_a_finished_run_is_kept_and_an_interrupted_one_resumed(commands, tmp_path):
+    args = _args(tmp_path)
+    done = experiment.run_dir("nfd", "ferry", "cat", "U50", args)
+    done.mkdir(parents=True)
+    (done / "metrics.json").write_text("{}")
+    half = experiment.run_dir("nfd", "ferry", "cat", "U90", args)
+    half.mkdir(parents=True)
+    (half / "args.json").write_text("{}")
+    experiment.train("nfd", "ferry", "cat", "U50", args)
+    experiment.train("nfd", "ferry", "cat", "U90", args)
+    assert commands == [["agents.supervised", "--resume", str(half), "--quiet"]]
+
+
+@pytest.mark.parametrize(
+    "config,flags",
+    [
+        (("gbfs", None, None, False), []),
+        (("gbfs", "mean", 5, False), ["--prune", "mean", "--threshold", "5"]),
+        (("dual", "adaptive", 20, True), ["--prune", "adaptive", "--threshold", "20", "--prioritize"]),
+    ],
+)
+def test_search_configurations(commands, tmp_path, config, flags):
+    experiment.evaluate("relational", "ferry", "tn", "W50", config, _args(tmp_path))
+    (cmd,) = commands
+    assert cmd[cmd.index("--search") + 1] == config[0]
+    assert cmd[cmd.index("--problems") + 1] == "18"
+    assert cmd[cmd.index("--problems") + 2 :] == flags
+
+
+def test_the_tables_cover_the_papers_configurations():
+    names = {
+        ("M" if p == "mean" else "P" if prio else "A") + str(x) if p else "Base"
+        for _, p, x, prio in experiment.TABLE2
+    }
+    assert names == {"Base", "M5", "M40", "A5", "A40", "M80", "A80", "P20", "P80"}
+    assert [s for s, *_ in experiment.TABLE2].count("dual") == 7
+    assert set(experiment.VARIANTS) == {"Standard", "U50", "U90", "W50", "W90"}
