@@ -324,3 +324,6 @@ def test_value_learning_runs_get_their_own_table_beside_supervised_ones(fake_run
     supervised = [r for key, group in col.groups.items() if key.model == "nlm" for r in group]
     assert supervised and all("app" not in r.args for r in supervised)
     assert [r.path.parent.name for r in col.runs("nlm RL", "ferry", Config("fixed", "hff"), "n")] == ["plain"]
+    from agents.apps.report.plots import _file_part
+
+    assert _file_part("nlm RL+clip") == "nlm-RL-clip"  # the plots' file names: no spaces

@@ -100,7 +100,7 @@ def plot_coverage(col: Collection, model: str, split: str, out: Path, notes: lis
         ax.set_ylabel("ratio of solved instances")
         ax.grid(alpha=0.3)
     title = f"{model_label(model)}: coverage under an evaluation budget ({split})"
-    return [_save(plt, fig, axes, title, out / f"coverage_{model}.png")]
+    return [_save(plt, fig, axes, title, out / f"coverage_{_file_part(model)}.png")]
 
 
 def val_curve(run: Run, tag: str = "val/mse") -> tuple[np.ndarray, np.ndarray] | None:
@@ -159,7 +159,7 @@ def plot_val_mse(col: Collection, model: str, out: Path, notes: list[str]) -> li
         ax.set_ylabel("validation MSE")
         ax.grid(alpha=0.3)
     title = f"{model_label(model)}: validation MSE (mean±std over seeds)"
-    return [_save(plt, fig, axes if drawn else [], title, out / f"val_mse_{model}.png")]
+    return [_save(plt, fig, axes if drawn else [], title, out / f"val_mse_{_file_part(model)}.png")]
 
 
 def _save(plt, fig, legend_axes: list, title: str, path: Path) -> Path:
@@ -183,3 +183,8 @@ def fit_title(fig, title: str):
         per_line = max(10, int(len(title) * 0.95 / too_wide))
         text.set_text(textwrap.fill(title, per_line))
     return text
+
+
+def _file_part(model: str) -> str:
+    """A model name as a file-name part: ``nlm RL+clip`` -> ``nlm-RL-clip`` (value-learning runs)."""
+    return "-".join("".join(c if c.isalnum() or c in "._" else " " for c in model).split())
