@@ -15,6 +15,7 @@ suggests unpickling.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import pickle
@@ -27,6 +28,7 @@ from safetensors.torch import save as safetensors_save
 
 from agents.errors import AgentError
 from pddlgym_sl.arguments import with_paths
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
 
 
@@ -132,6 +134,17 @@ def load_run_args(run_dir: Path, args_class: type, command: str, ignore: tuple[s
         return args_class(**with_paths(args_class, stored))
     except TypeError as exc:
         raise CheckpointError(f"not the arguments of an {command} run ({exc})", file=path) from None
+
+
+def resumed_args(args: Any, command: str, ignore: tuple[str, ...] = ()) -> Any:
+    """The arguments of a ``--resume`` call: those ``args.resume/args.json`` stored (read as
+    `load_run_args`), with this call's ``quiet`` and, when given, its ``steps`` (a larger value
+    extends the run); a `ConfigError` when the directory holds no run."""
+    run_dir = args.resume
+    if not (run_dir / "args.json").is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (no args.json)")
+    stored = load_run_args(run_dir, type(args), command, ignore)
+    return dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
 
 
 def load_model_config(path: Path) -> dict[str, Any]:

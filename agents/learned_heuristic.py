@@ -77,7 +77,7 @@ class TrainedModel:
             why = f"cannot rebuild the model and head from it ({exc})"
             raise CheckpointError(why, file=config_file) from None
         load_weights(run_dir / f"{checkpoint}.safetensors", model)
-        model.to(resolve_device(device) if isinstance(device, str) else device).eval()
+        model.to(resolve_device(device)).eval()
         return cls(model, head, name, domain, run_dir)
 
 

@@ -460,7 +460,6 @@ def evaluate(args: Args) -> dict[str, Any]:
 
 def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
     """Test-split accuracy of a run's best checkpoint beside hFF and LM-cut (Table 1)."""
-
     from agents.learned_heuristic import TrainedModel
     from agents.metrics import baseline_mse, evaluate_split
     from agents.models import model_spec

@@ -19,8 +19,8 @@ import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
 from agents.apps.rl_value import Args
 from agents.checkpoint import (
     CheckpointError,
-    load_run_args,
     load_training_state,
+    resumed_args,
     save_model_config,
     save_training_state,
     save_weights,
@@ -432,10 +432,6 @@ def _contiguous_groups(problems: np.ndarray, states: list[np.ndarray]) -> list[t
     return groups
 
 
-def _stored_args(run_dir: Path) -> Args:
-    return load_run_args(run_dir, Args, "agents.rl_value", ignore=("app",))
-
-
 def _write_args(run_dir: Path, args: Args) -> None:
     """args.json without None values (`agents.evaluate` reads ``data`` as a path when present)."""
     stored = {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(args).items()}
@@ -447,11 +443,7 @@ def train(args: Args) -> Path:
     """Run (or resume) value learning; return the run directory (with metrics.json)."""
     started = time.perf_counter()
     if args.resume is not None:
-        run_dir = args.resume
-        if not (run_dir / "args.json").is_file():
-            raise ConfigError(f"{run_dir} is not a run directory (no args.json)")
-        stored = _stored_args(run_dir)
-        args = dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
+        run_dir, args = args.resume, resumed_args(args, "agents.rl_value", ignore=("app",))
     else:
         sigma = args.sigma or ("fixed" if args.dist == "n" else "learn")
         lr = args.lr if args.lr is not None else model_spec(args.model).lr

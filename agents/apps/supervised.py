@@ -302,26 +302,22 @@ class Trainer:
 DEFAULT_STEPS = 3000
 
 
-def _stored_args(run_dir: Path) -> Args:
-    from agents.checkpoint import load_run_args
-
-    return load_run_args(run_dir, Args, "agents.supervised")
-
-
 def train(args: Args) -> Path:
     """Run (or resume) training; return the run directory (with metrics.json)."""
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.checkpoint import CheckpointError, load_training_state, save_model_config, save_weights
+    from agents.checkpoint import (
+        CheckpointError,
+        load_training_state,
+        resumed_args,
+        save_model_config,
+        save_weights,
+    )
     from agents.models import model_spec
 
     started = time.perf_counter()
     if args.resume is not None:
-        run_dir = args.resume
-        if not (run_dir / "args.json").is_file():
-            raise ConfigError(f"{run_dir} is not a run directory (no args.json)")
-        stored = _stored_args(run_dir)
-        args = dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
+        run_dir, args = args.resume, resumed_args(args, "agents.supervised")
     else:
         lr = args.lr if args.lr is not None else model_spec(args.model).lr  # args.json keeps the value used
         args = dataclasses.replace(args, steps=args.steps or DEFAULT_STEPS, lr=lr)
