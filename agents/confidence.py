@@ -10,7 +10,8 @@ At the end of training (`agents.apps.supervised`) three files join the run direc
   `run_threshold`);
 - ``confidence.json``: the paper's Table 1 on the test split: mean in-distribution confidence,
   mean confidence on uniform and on weighted noise states (fresh noise of the training problems,
-  `agents.ood`, `NOISE_STATES` of each shared out over the problems), Kendall's τ_b between labels
+  `agents.ood`, `NOISE_STATES` of each shared out over the problems; only states with a finite
+  admissible bound, the states search would evaluate), Kendall's τ_b between labels
   and predictions, and the reliability diagram (confidence against the fraction of states whose
   label falls in the unit bucket ``[ĥ − ½, ĥ + ½]``, in ten bins) with its expected calibration
   error.
@@ -159,7 +160,7 @@ def confidence_metrics(
     }
     counts = pool_counts(train, 1, NOISE_STATES)
     for kind in NOISES:  # fresh noise: another seed than training's
-        pool = noise_split(train, kind, counts, seed + 1, head, spec.reads_features)
+        pool = noise_split(train, kind, counts, seed + 1, head, spec.reads_features, finite_bound=True)
         _, noise_conf = predict(model, head, spec.training_inputs(pool), pool, device)
         out[f"confidence_{kind}"] = float(noise_conf.mean())
         out[f"noise_states_{kind}"] = len(pool)

@@ -97,12 +97,20 @@ MAX_DRAWS = 20
 
 
 def noise_split(
-    split: LabelledSplit, kind: str, counts: np.ndarray, seed: int, head: Head, reads_features: bool
+    split: LabelledSplit,
+    kind: str,
+    counts: np.ndarray,
+    seed: int,
+    head: Head,
+    reads_features: bool,
+    finite_bound: bool = False,
 ) -> LabelledSplit:
     """A `LabelledSplit` of ``counts[p]`` noise states of each problem ``p`` of `split`, with the
     heuristic values of a labelled split (every `LABEL_HEURISTICS` name, as a model may read any of
     them; h* is not known: -1) and, when `reads_features`, the linear model's features; states whose
-    residual or features would be infinite are drawn again (see the module docstring)."""
+    residual or features would be infinite are drawn again (see the module docstring), and with
+    `finite_bound` also those whose admissible bound (the head's lower key) is infinite: dead ends
+    that search prunes before any model sees them, and where a TN head's value is undefined."""
     rng = np.random.default_rng([seed, 0x00D])
     keys = LABEL_HEURISTICS
     states, values, features = [], [], []
@@ -121,6 +129,8 @@ def noise_split(
             keep = np.isfinite(f).all(axis=1)
             if head.residual_key:
                 keep &= np.isfinite(v[head.residual_key])
+            if finite_bound:
+                keep &= np.isfinite(v[head.lower_key])
             found.append(batch[keep])
             found_values.append({k: a[keep] for k, a in v.items()})
             found_features.append(f[keep])
@@ -135,7 +145,8 @@ def noise_split(
         features.append(np.concatenate(found_features)[:want])
     sizes = [len(s) for s in states]
     if sum(sizes) == 0:
-        raise AgentError(f"no {kind} noise state has a finite {head.residual_key} or features: no OOD data")
+        needs = [k for k in (head.residual_key, head.lower_key if finite_bound else None) if k]
+        raise AgentError(f"no {kind} noise state has finite {', '.join([*needs, 'features'])}: no noise data")
     return replace(
         split,
         states=states,

@@ -170,6 +170,27 @@ def test_noise_is_kept_when_nothing_reads_its_heuristics(tiny_dataset):
     assert not np.isfinite(pool.pool.values["lmcut"]).all()  # some are relaxed dead ends
 
 
+def test_table1_noise_has_finite_bounds_for_a_tn_without_residual(tiny_dataset):
+    """A TN without residual reads no heuristic of a noise state in training, but its search value
+    needs the bound: Table 1's noise (``finite_bound``) redraws dead ends, whose TN is undefined."""
+    from agents.confidence import predict
+    from agents.models import model_spec
+    from agents.ood import noise_split, pool_counts
+
+    split = load_split(tiny_dataset / "ferry" / "train")
+    head, spec = make_head("tn", residual="none"), model_spec("linear")
+    counts = pool_counts(split, 1, 300)
+    loose = noise_split(split, "uniform", counts, 0, head, reads_features=False)
+    assert not np.isfinite(loose.values["lmcut"]).all()  # the premise: some are relaxed dead ends
+    pool = noise_split(split, "uniform", counts, 0, head, reads_features=True, finite_bound=True)
+    assert len(pool) == counts.sum() and np.isfinite(pool.values["lmcut"]).all()
+    torch.manual_seed(0)
+    inputs = spec.training_inputs(pool)
+    model = spec.build(head.n_outputs, **inputs.model_config())
+    values, confidences = predict(model, head, inputs, pool, torch.device("cpu"))
+    assert np.isfinite(values).all() and np.isfinite(confidences).all()
+
+
 def test_uniform_cross_entropy_moves_sigma_not_mu():
     values = torch.stack([torch.linspace(-5, 15, 8), torch.full((8,), -3.0)], 1)  # σ ≈ 0.57
     raw = values.double().requires_grad_()
