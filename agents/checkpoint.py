@@ -19,6 +19,7 @@ import dataclasses
 import io
 import json
 import pickle
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,31 @@ from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
 
 class CheckpointError(AgentError):
     """A checkpoint or run-directory file cannot be loaded (the message names the file and why)."""
+
+
+class RunClock:
+    """Wall-clock seconds of a run across resumes, for its metrics.json.
+
+    A run's training state stores `total` at each checkpoint; a resumed call `restore`s it and adds
+    its own seconds (data loading included). What an interrupted call did after its last checkpoint
+    is lost with the work itself, so it is not counted. A state saved before the clock existed
+    gives None: the run's total is unknown.
+    """
+
+    KEY = "wall_seconds"
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.earlier: float | None = 0.0
+
+    def restore(self, state: dict[str, Any]) -> None:
+        value = state.get(self.KEY)
+        self.earlier = float(value) if value is not None else None
+
+    def total(self) -> float | None:
+        if self.earlier is None:
+            return None
+        return round(self.earlier + time.perf_counter() - self.started, 1)
 
 
 def _read_bytes(path: Path) -> bytes:

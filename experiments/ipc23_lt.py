@@ -128,9 +128,8 @@ def tables(args) -> str:
         seconds = []
         for c in learned:
             m = args.runs / f"{d}-{c}" / "metrics.json"
-            seconds.append(
-                f"{json.loads(m.read_text()).get('wall_seconds', float('nan')):.0f}" if m.is_file() else "–"
-            )
+            wall = json.loads(m.read_text()).get("wall_seconds") if m.is_file() else None
+            seconds.append(f"{wall:.0f}" if wall is not None else "–")  # None: not recorded
         lines.append(
             f"| {d} | {train_m['solved']}/{train_m['slots']} ({val_m['solved']}/{val_m['slots']}) | "
             f"{train_m['states']} ({val_m['states']}) | " + " | ".join(seconds) + " |"

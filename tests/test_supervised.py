@@ -82,6 +82,24 @@ def test_resume_gives_the_same_result(tiny_dataset, tmp_path):
     assert ma == mb
 
 
+def test_wall_seconds_add_up_across_resumes(tiny_dataset, tmp_path):
+    """metrics.json's wall_seconds counts every call: the seconds stored at the last checkpoint
+    plus the resuming call's; a state saved before the clock existed makes the total unknown."""
+    from agents.checkpoint import RunClock, load_training_state, save_training_state
+
+    common = {"data": tiny_dataset, "batch_size": 32, "val_every": 5, "quiet": True, "model": "linear"}
+    run = train(Args(**common, steps=10, runs=tmp_path, name="run"))
+    state = load_training_state(run / "last.pt")
+    assert 0 < state[RunClock.KEY] <= json.loads((run / "metrics.json").read_text())["wall_seconds"]
+    save_training_state(run / "last.pt", {**state, RunClock.KEY: 1000.0})  # as if the first call was long
+    train(Args(resume=run, steps=20, quiet=True))
+    assert 1000.0 < json.loads((run / "metrics.json").read_text())["wall_seconds"] < 1000.0 + 300
+    del state[RunClock.KEY]
+    save_training_state(run / "last.pt", state)  # a run from before the clock
+    train(Args(resume=run, steps=20, quiet=True))
+    assert json.loads((run / "metrics.json").read_text())["wall_seconds"] is None
+
+
 def test_learning_beats_hff_on_validation(tiny_dataset, tmp_path):
     """The TN NLM with the hFF residual learns a heuristic more accurate than hFF itself."""
     run = train(Args(data=tiny_dataset, runs=tmp_path, steps=150, val_every=25, batch_size=64, quiet=True))

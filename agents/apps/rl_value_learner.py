@@ -19,6 +19,7 @@ import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
 from agents.apps.rl_value import Args
 from agents.checkpoint import (
     CheckpointError,
+    RunClock,
     load_training_state,
     resumed_args,
     save_model_config,
@@ -441,7 +442,7 @@ def _write_args(run_dir: Path, args: Args) -> None:
 
 def train(args: Args) -> Path:
     """Run (or resume) value learning; return the run directory (with metrics.json)."""
-    started = time.perf_counter()
+    run_clock = RunClock()
     if args.resume is not None:
         run_dir, args = args.resume, resumed_args(args, "agents.rl_value", ignore=("app",))
     else:
@@ -457,6 +458,7 @@ def train(args: Args) -> Path:
     last = run_dir / "last.pt"
     if args.resume is not None and (last.exists() or last.is_symlink()):
         state = load_training_state(last)
+        run_clock.restore(state)
         try:
             learner.restore(state)
         except (KeyError, RuntimeError, ValueError, TypeError, IndexError) as exc:
@@ -468,7 +470,7 @@ def train(args: Args) -> Path:
 
     def checkpoint() -> None:
         save_weights(run_dir / "best.safetensors", learner.model)
-        save_training_state(last, learner.state())
+        save_training_state(last, {**learner.state(), RunClock.KEY: run_clock.total()})
         writer.flush()
 
     bar = tqdm(total=args.steps, initial=learner.step, desc="rl_value", unit="step", disable=args.quiet)
@@ -510,7 +512,7 @@ def train(args: Args) -> Path:
         "episodes": learner.episodes,
         "solved_episodes": learner.solved,
         "states_with_upper_bound": len(learner.uppers),
-        "wall_seconds": round(time.perf_counter() - started, 1),
+        "wall_seconds": run_clock.total(),  # every call's (None: not known)
     }
     atomic_write_json(run_dir / "metrics.json", metrics)
     return run_dir

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
+    from agents.checkpoint import RunClock
+
 OOD_CHOICES = ("none", *NOISE_NAMES)
 
 
@@ -209,9 +211,12 @@ def write_hparams(writer: SummaryWriter, args: Args, metrics: dict, step: int) -
 class Trainer:
     """One training run: data, model, head, optimiser, logging and checkpoints."""
 
-    def __init__(self, args: Args, run_dir: Path, device: torch.device) -> None:
+    def __init__(
+        self, args: Args, run_dir: Path, device: torch.device, clock: RunClock | None = None
+    ) -> None:
         import torch
 
+        from agents.checkpoint import RunClock
         from agents.heads import make_head
         from agents.losses import make_loss
         from agents.models import make_model, model_spec
@@ -253,6 +258,7 @@ class Trainer:
             self.noise = NoisePool(self.train, args.ood, args.ood_ratio, self.head, spec, args.seed)
         self.step = 0
         self.best_val_mse = math.inf
+        self.clock = clock or RunClock()
 
     def state(self) -> dict:
         return {
@@ -260,6 +266,7 @@ class Trainer:
             "optimizer": self.optimizer.state_dict(),
             "step": self.step,
             "best_val_mse": self.best_val_mse,
+            self.clock.KEY: self.clock.total(),
         }
 
     def restore(self, state: dict) -> None:
@@ -267,6 +274,7 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.step = int(state["step"])
         self.best_val_mse = float(state["best_val_mse"])
+        self.clock.restore(state)
 
     def train_step(self) -> dict[str, float]:
         import torch
@@ -308,6 +316,7 @@ def train(args: Args) -> Path:
 
     from agents.checkpoint import (
         CheckpointError,
+        RunClock,
         load_training_state,
         resumed_args,
         save_model_config,
@@ -315,7 +324,7 @@ def train(args: Args) -> Path:
     )
     from agents.models import model_spec
 
-    started = time.perf_counter()
+    clock = RunClock()
     if args.resume is not None:
         run_dir, args = args.resume, resumed_args(args, "agents.supervised")
     else:
@@ -326,7 +335,7 @@ def train(args: Args) -> Path:
             raise ConfigError(f"{run_dir} exists: pass --resume {run_dir} to continue it")
     ensure_dataset(args)
     device = resolve_device(args.device)
-    trainer = Trainer(args, run_dir, device)
+    trainer = Trainer(args, run_dir, device, clock)
     run_dir.mkdir(parents=True, exist_ok=True)
     last = run_dir / "last.pt"
     if args.resume is not None and (last.exists() or last.is_symlink()):  # a directory there is an error
@@ -384,7 +393,7 @@ def train(args: Args) -> Path:
     for k, v in metrics.items():
         if isinstance(v, float):
             writer.add_scalar(f"test/{k.removeprefix('test_')}", v, trainer.step)
-    metrics["wall_seconds"] = round(time.perf_counter() - started, 1)  # this call, data loading included
+    metrics["wall_seconds"] = clock.total()  # every call's, data loading included (None: not known)
     write_hparams(writer, args, metrics, trainer.step)
     writer.close()
     atomic_write_json(run_dir / "metrics.json", metrics)
