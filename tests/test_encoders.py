@@ -19,6 +19,7 @@ from pddlgym_sl.envs.encoders import (
 )
 from pddlgym_sl.envs.encoders.ilg import decode_label
 from pddlgym_sl.envs.encoders.nlm import encode_batch as nlm_encode_batch
+from pddlgym_sl.envs.encoders.schema import batch_bits
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.pddl import parse_domain_string
 from tests.problems import DOMAINS
@@ -212,6 +213,14 @@ def test_nlm_tensors(schema, ferry_task):
     assert obs in enc.space
     for key, space in enc.space.items():
         assert obs[key].dtype == space.dtype == np.int8
+
+
+def test_an_empty_batch_encodes_to_empty_tensors(schema, ferry_task):
+    """A problem can contribute no states (a short noise pool): its batch has a zero leading axis."""
+    empty = np.zeros((0, ferry_task.n_words), np.uint64)
+    assert batch_bits(empty, ferry_task.n_facts).shape == (0, ferry_task.n_facts)
+    batch = NLMEncoder(schema, ferry_task).encode_batch(empty)
+    assert batch["arity2"].shape == (0, 5, 5, 4) and batch["object_mask"].shape[0] == 0
 
 
 def test_nlm_batch_matches_single_states(schema, ferry_task):

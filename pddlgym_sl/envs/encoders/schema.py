@@ -38,7 +38,7 @@ def state_bits(state: np.ndarray | bytes, n_facts: int) -> np.ndarray:
 def batch_bits(states: np.ndarray, n_facts: int) -> np.ndarray:
     """The (n, n_facts) uint8 0/1 fact matrix of a (n, n_words) uint64 batch of packed states."""
     states = np.ascontiguousarray(states, dtype=np.uint64)
-    raw = states.view(np.uint8).reshape(states.shape[0], -1)
+    raw = states.view(np.uint8).reshape(states.shape[0], 8 * states.shape[1])  # no -1: n may be 0
     return np.unpackbits(raw, axis=1, count=n_facts, bitorder="little")
 
 
