@@ -12,8 +12,9 @@ Per domain, with the labels of ``python -m pddlgym_sl.data.generate --problems
 2. plans with each configuration and GBFS + hFF on ``testing-easy`` and ``testing-medium`` with
    ``python -m agents.evaluate --tasks ... --limit 10000 --time-limit T`` (resumable);
 3. prints the coverage table (solved of the tasks, per test set; ``t`` marks how many searches the
-   time limit stopped) and the training table (training tasks labelled, states, wall seconds of
-   each training run, data loading, WL fitting and the final metrics included).
+   time limit stopped; a column's total when every domain has its result) and the training table
+   (training tasks labelled, states, wall seconds of each training run, data loading, WL fitting
+   and the final metrics included).
 
 Every command runs as a subprocess, so what it does is what those commands do.
 """
@@ -99,23 +100,38 @@ def evaluate(domain: str, config: str, test_set: str, args) -> None:
             run(["agents.evaluate", "--run", str(run_dir), *common])
 
 
-def coverage(domain: str, config: str, test_set: str, args) -> str:
+def coverage(domain: str, config: str, test_set: str, args) -> tuple[int, int, int] | None:
+    """(solved, tasks, searches stopped by the time limit) of a finished evaluation, else None."""
     path = out_dir(domain, config, test_set, args) / "summary.json"
     if not path.is_file():
-        return "–"
+        return None
     results = [json.loads(p.read_text()) for p in sorted(path.parent.glob("problems/*.json"))]
-    solved = sum(r["solved"] for r in results)
     timed_out = sum(r["status"] == "time_limit" for r in results)
-    return f"{solved}/{len(results)}" + (f" ({timed_out}t)" if timed_out else "")
+    return sum(r["solved"] for r in results), len(results), timed_out
+
+
+def _cell(result: tuple[int, int, int] | None) -> str:
+    if result is None:
+        return "–"
+    solved, tasks, timed_out = result
+    return f"{solved}/{tasks}" + (f" ({timed_out}t)" if timed_out else "")
 
 
 def tables(args) -> str:
     configs = args.configs
-    head = " | ".join(f"{s.removeprefix('testing-')}: {LABELS[c]}" for s in args.test_sets for c in configs)
-    lines = [f"| domain | {head} |", "|---|" + "--:|" * (len(configs) * len(args.test_sets))]
+    columns = [(s, c) for s in args.test_sets for c in configs]
+    head = " | ".join(f"{s.removeprefix('testing-')}: {LABELS[c]}" for s, c in columns)
+    lines = [f"| domain | {head} |", "|---|" + "--:|" * len(columns)]
+    results = {d: [coverage(d, c, s, args) for s, c in columns] for d in args.domains}
     for d in args.domains:
-        cells = [coverage(d, c, s, args) for s in args.test_sets for c in configs]
-        lines.append(f"| {d} | " + " | ".join(cells) + " |")
+        lines.append(f"| {d} | " + " | ".join(_cell(r) for r in results[d]) + " |")
+    totals = []  # a column's total only when every domain has its result
+    for i in range(len(columns)):
+        column = [r for d in args.domains if (r := results[d][i]) is not None]
+        complete = len(column) == len(args.domains)
+        totals.append(_cell(tuple(sum(r[k] for r in column) for k in range(3))) if complete else "–")
+    if len(args.domains) > 1:
+        lines.append("| **total** | " + " | ".join(totals) + " |")
     learned = [c for c in configs if CONFIGS[c] is not None]
     lines += ["", "| domain | training tasks labelled (val) | states (val) | "
               + " | ".join(f"{LABELS[c]} s" for c in learned) + " |",

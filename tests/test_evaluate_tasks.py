@@ -80,3 +80,28 @@ def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
     out = subprocess.run([*cmd, "--data", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "| ferry | – | – | – | – | – | – | – | – |" in out.stdout
+
+
+def test_the_ipc_table_totals_complete_columns(tmp_path):
+    """A column's total row sums solved, tasks and time-outs when every domain has a result."""
+    import subprocess
+    import sys
+
+    def result(domain: str, config: str, statuses: list[str]) -> None:
+        out = tmp_path / f"{domain}-{config}" / "eval" / "testing-easy"
+        (out / "problems").mkdir(parents=True)
+        (out / "summary.json").write_text("{}")
+        for i, status in enumerate(statuses):
+            record = {"solved": status == "solved", "status": status}
+            (out / "problems" / f"p{i}.json").write_text(json.dumps(record))
+
+    result("ferry", "hff", ["solved", "solved", "evaluation_limit"])
+    result("miconic", "hff", ["solved", "time_limit"])
+    result("ferry", "wl-n", ["solved"])  # miconic's WL N is missing: no total
+    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
+    cmd = [sys.executable, str(script), "--table-only", "--domains", "ferry", "miconic", "--test-sets"]
+    cmd += ["testing-easy", "--configs", "hff", "wl-n", "--runs", str(tmp_path), "--data", str(tmp_path)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "| ferry | 2/3 | 1/1 |" in out.stdout and "| miconic | 1/2 (1t) | – |" in out.stdout
+    assert "| **total** | 3/5 (1t) | – |" in out.stdout
