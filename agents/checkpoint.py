@@ -2,9 +2,9 @@
 
 - ``best.safetensors`` / weights for inference: model tensors in safetensors, with the JSON needed
   to rebuild the model and head (``model.json``) beside them;
-- ``last.pt``: the full training state (model, optimizer, step, best metric, RNG) for resuming,
-  written with `torch.save` and read with ``torch.load(weights_only=True)`` (tensors, numbers,
-  strings, lists and dicts only).
+- ``last.pt``: the full training state (model, optimizer, step, best metric, RNG, wall seconds so
+  far) for resuming, written with `torch.save` and read with ``torch.load(weights_only=True)``
+  (tensors, numbers, strings, lists and dicts only).
 
 Every file is written atomically (temporary file + rename); temporary files that an interrupted
 write left behind are removed by the next save of the same file. Every load failure is a
