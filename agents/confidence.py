@@ -11,8 +11,8 @@ At the end of training (`agents.apps.supervised`) three files join the run direc
 - ``confidence.json``: the paper's Table 1 on the test split: mean in-distribution confidence,
   mean confidence on uniform and on weighted noise states (fresh noise of the training problems,
   `agents.ood`, `NOISE_STATES` of each shared out over the problems; only states with a finite
-  admissible bound, the states search would evaluate), Kendall's τ_b between labels
-  and predictions, and the reliability diagram (confidence against the fraction of states whose
+  admissible bound, the states search would evaluate), Kendall's τ_b between labels and
+  predictions, and the reliability diagram (confidence against the fraction of states whose
   label falls in the unit bucket ``[ĥ − ½, ĥ + ½]``, in ten bins) with its expected calibration
   error.
 

@@ -127,9 +127,8 @@ def tables(args) -> str:
         lines.append(f"| {d} | " + " | ".join(_cell(r) for r in results[d]) + " |")
     totals = []  # a column's total only when every domain has its result
     for i in range(len(columns)):
-        column = [r for d in args.domains if (r := results[d][i]) is not None]
-        complete = len(column) == len(args.domains)
-        totals.append(_cell(tuple(sum(r[k] for r in column) for k in range(3))) if complete else "–")
+        column = [results[d][i] for d in args.domains]
+        totals.append("–" if None in column else _cell(tuple(map(sum, zip(*column, strict=True)))))
     if len(args.domains) > 1:
         lines.append("| **total** | " + " | ".join(totals) + " |")
     learned = [c for c in configs if CONFIGS[c] is not None]
