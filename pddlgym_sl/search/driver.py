@@ -122,6 +122,121 @@ def _effects(task: CompiledTask) -> tuple[np.ndarray, ...]:
     return (*(a.astype(np.uint32) for a in arrays), task.fdr.cost)
 
 
+class SearchRun:
+    """One search advanced step by step: what `search` runs, and what a caller that evaluates the
+    states of several searches together (lockstep batches across problems) drives by hand.
+
+    ``states = run.step()`` advances the search until it needs heuristic values (it returns the
+    (n, n_words) uint64 batch of new states, a view valid until the next call) or has ended (it
+    returns None; `result` then holds the outcome). After a batch, ``run.supply(values)`` hands
+    back one value per state (inf = dead end) before the next `step`. With a built-in heuristic
+    `step` never returns a batch. A time limit is checked between slices of expansions.
+    """
+
+    def __init__(
+        self,
+        task: CompiledTask,
+        heuristic: str | BatchHeuristic | BatchEvaluator,
+        *,
+        astar: bool,
+        max_evaluations: int | None,
+        time_limit: float | None,
+    ) -> None:
+        if max_evaluations is not None and (
+            isinstance(max_evaluations, bool) or int(max_evaluations) != max_evaluations
+        ):
+            raise ConfigError(f"max_evaluations must be a whole number, not {max_evaluations!r}")
+        if time_limit is not None and not time_limit > 0:
+            raise ConfigError(f"time_limit must be positive, not {time_limit!r}")
+        self.task, self.astar = task, astar
+        self._budget = np.iinfo(np.int64).max if max_evaluations is None else max(int(max_evaluations), 0)
+        self._kind, self._hargs, self.external = _heuristic_args(task, heuristic)
+        self._start = time.perf_counter()
+        self._deadline = None if time_limit is None else self._start + time_limit
+        self._chunk = 64
+        self._awaiting = 0
+        self.result: SearchResult | None = None
+        if not task.solvable:  # the translator proved it: the initial state is a dead end
+            stats = {"evaluations": min(1, self._budget), "expansions": 0, "generated": 0}
+            self.result = SearchResult.of(task, "exhausted", None, self._elapsed(), **stats)
+            return
+        self._engine = eng.new_engine(task.n_words, task.n_actions)
+        self._init = np.array(task.init.words, dtype=np.uint64)
+        self._gen = successor_generator(task)
+        self._effects = _effects(task)
+
+    def _elapsed(self) -> float:
+        return time.perf_counter() - self._start
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+    def supply(self, values: np.ndarray) -> None:
+        """The values of the batch the last `step` returned, in its order."""
+        n = self._awaiting
+        if not n:
+            raise ConfigError("supply() without a pending batch (call step() first)")
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+        if values.shape != (n,):
+            raise ConfigError(f"the heuristic returned {values.shape[0]} values for a batch of {n} states")
+        if np.isnan(values).any():
+            raise ConfigError("the heuristic returned NaN")
+        self._engine.values[:n] = values
+        self._awaiting = 0
+
+    def step(self) -> np.ndarray | None:
+        """Advance to the next batch to evaluate (returned) or to the end (None)."""
+        if self.result is not None:
+            return None
+        if self._awaiting:
+            raise ConfigError("step() before supply() of the pending batch")
+        e = self._engine
+        while True:
+            t0 = time.perf_counter()
+            code = eng.run(
+                e, self._init, self._gen, *self._effects, self.astar, self.astar, self._budget,
+                self._chunk, self._kind, *self._hargs,
+            )  # fmt: skip
+            if code == eng.GROW:
+                e = self._engine = eng.grow(e)
+            elif code == eng.NEED_VALUES:
+                self._awaiting = int(e.info[eng.N_NEW])
+                if self._deadline is not None and time.perf_counter() > self._deadline:
+                    self._awaiting = 0
+                    self._finish(None)
+                    return None
+                return e.batch[: self._awaiting]
+            elif code == eng.PAUSED:
+                elapsed = time.perf_counter() - t0
+                self._chunk = min(self._chunk * 2, 1 << 20) if elapsed < 0.02 else max(self._chunk // 2, 1)
+            else:
+                self._finish(code)
+                return None
+            if self._deadline is not None and time.perf_counter() > self._deadline:
+                self._finish(None)
+                return None
+
+    def _finish(self, code: int | None) -> None:
+        e = self._engine
+        info = e.info
+        plan = None
+        if code == eng.SOLVED:
+            plan = []
+            node = int(info[eng.GOAL_NODE])
+            while node > 0:
+                plan.append(int(e.node[node, 1]))
+                node = int(e.node[node, 0])
+            plan.reverse()
+        stats = {
+            "evaluations": int(info[eng.EVALUATIONS]),
+            "expansions": int(info[eng.EXPANSIONS]),
+            "generated": int(info[eng.GENERATED]),
+        }
+        status = "time_limit" if code is None else _STATUS[code]
+        self.result = SearchResult.of(self.task, status, plan, self._elapsed(), **stats)
+
+
 def search(
     task: CompiledTask,
     heuristic: str | BatchHeuristic | BatchEvaluator,
@@ -131,61 +246,8 @@ def search(
     time_limit: float | None,
 ) -> SearchResult:
     """Run the engine (see `pddlgym_sl.search.engine`) to the end; A* when `astar`, else GBFS."""
-    if max_evaluations is not None and (
-        isinstance(max_evaluations, bool) or int(max_evaluations) != max_evaluations
-    ):
-        raise ConfigError(f"max_evaluations must be a whole number, not {max_evaluations!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise ConfigError(f"time_limit must be positive, not {time_limit!r}")
-    budget = np.iinfo(np.int64).max if max_evaluations is None else max(int(max_evaluations), 0)
-    kind, hargs, external = _heuristic_args(task, heuristic)
-    start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
-    if not task.solvable:  # the translator proved it: the initial state is a dead end
-        stats = {"evaluations": min(1, budget), "expansions": 0, "generated": 0}
-        return SearchResult.of(task, "exhausted", None, time.perf_counter() - start, **stats)
-    e = eng.new_engine(task.n_words, task.n_actions)
-    init = np.array(task.init.words, dtype=np.uint64)
-    gen = successor_generator(task)
-    effects = _effects(task)
-    chunk = 64
-    while True:
-        t0 = time.perf_counter()
-        code = eng.run(e, init, gen, *effects, astar, astar, budget, chunk, kind, *hargs)
-        if code == eng.GROW:
-            e = eng.grow(e)
-        elif code == eng.NEED_VALUES:
-            n = int(e.info[eng.N_NEW])
-            values = np.asarray(external(e.batch[:n]), dtype=np.float64).reshape(-1)
-            if values.shape != (n,):
-                raise ConfigError(
-                    f"the heuristic returned {values.shape[0]} values for a batch of {n} states"
-                )
-            if np.isnan(values).any():
-                raise ConfigError("the heuristic returned NaN")
-            e.values[:n] = values
-        elif code == eng.PAUSED:
-            elapsed = time.perf_counter() - t0
-            chunk = min(chunk * 2, 1 << 20) if elapsed < 0.02 else max(chunk // 2, 1)
-        else:
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            code = None
-            break
-    info = e.info
-    goal_node = int(info[eng.GOAL_NODE]) if code == eng.SOLVED else -1
-    plan = []
-    node = goal_node
-    while node > 0:
-        plan.append(int(e.node[node, 1]))
-        node = int(e.node[node, 0])
-    plan.reverse()
-    stats = {
-        "evaluations": int(info[eng.EVALUATIONS]),
-        "expansions": int(info[eng.EXPANSIONS]),
-        "generated": int(info[eng.GENERATED]),
-    }
-    status = "time_limit" if code is None else _STATUS[code]
-    return SearchResult.of(
-        task, status, plan if code == eng.SOLVED else None, time.perf_counter() - start, **stats
-    )
+    run = SearchRun(task, heuristic, astar=astar, max_evaluations=max_evaluations, time_limit=time_limit)
+    while (states := run.step()) is not None:
+        run.supply(run.external(states))
+    assert run.result is not None
+    return run.result
