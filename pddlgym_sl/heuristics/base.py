@@ -11,7 +11,7 @@ the one-state and batch values cannot disagree.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -52,6 +52,11 @@ class Heuristic:
         elif states.shape[0]:
             self._evaluate(states, out)
         return out
+
+    def engine_args(self) -> Any:
+        """The NamedTuple with which the search engine evaluates this heuristic inside its compiled
+        loop (`pddlgym_sl.heuristics.compiled`), or None when search must call `batch`."""
+        return None
 
     # ----------------------------------------------------------------- for subclasses
     def _evaluate(self, states: np.ndarray, out: np.ndarray) -> None:

@@ -28,11 +28,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
+from pddlgym_sl.heuristics.compiled import state_value
 from pddlgym_sl.heuristics.relaxed_task import CutTask, cut_task, state_props
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask
@@ -302,6 +304,31 @@ def lmcut_batch(states, ct, fdr, w, out, goal_zone_detection, border_detection):
         out[i] = np.inf if h < 0 else h
 
 
+class LMCutArgs(NamedTuple):
+    """LM-cut inside the search engine (`pddlgym_sl.heuristics.compiled`)."""
+
+    ct: CutTask
+    fdr: tuple
+    work: LMCutWork
+    goal_zone_detection: bool
+    border_detection: bool
+
+
+@njit(cache=CACHE)
+def _lmcut_state_value(words, ct, fdr, w, goal_zone_detection, border_detection):
+    h = lmcut_value(words, ct, fdr, w, goal_zone_detection, border_detection)
+    return np.inf if h < 0 else float(h)
+
+
+@overload(state_value)
+def _lmcut_overload(args, words):
+    if isinstance(args, types.BaseNamedTuple) and args.instance_class is LMCutArgs:
+        return lambda args, words: _lmcut_state_value(
+            words, args.ct, args.fdr, args.work, args.goal_zone_detection, args.border_detection
+        )
+    return None
+
+
 class LMCut(Heuristic):
     """LM-cut: sum of the costs of disjunctive action landmarks found by repeated hmax cuts
     (admissible; dominates hmax); equal to Fast Downward's ``lmcut()``.
@@ -323,6 +350,10 @@ class LMCut(Heuristic):
         self.border_detection = bool(border_detection)
         self.ct = cut_task(task)
         self.work = new_work(self.ct)
+
+    def engine_args(self) -> LMCutArgs:
+        """The arguments of this heuristic inside the search engine."""
+        return LMCutArgs(self.ct, self.task.fdr, self.work, self.goal_zone_detection, self.border_detection)
 
     def _evaluate(self, states: np.ndarray, out: np.ndarray) -> None:
         lmcut_batch(

@@ -25,10 +25,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
+from pddlgym_sl.heuristics.compiled import state_value
 from pddlgym_sl.heuristics.relaxed_task import (
     BASE_COST,
     EFFECT,
@@ -246,13 +248,67 @@ def ff_batch(states, ut, fdr, w, out, goal, goal_neg, n_del, features, with_feat
             features[i, 3] = np.inf if h < 0 else (total / n if n > 0 else 0.0)
 
 
+class HMaxArgs(NamedTuple):
+    """hmax inside the search engine (`pddlgym_sl.heuristics.compiled`)."""
+
+    ut: UnaryTask
+    fdr: tuple
+    work: RelaxationWork
+
+
+class HAddArgs(NamedTuple):
+    """hadd inside the search engine."""
+
+    ut: UnaryTask
+    fdr: tuple
+    work: RelaxationWork
+
+
+class HFFArgs(NamedTuple):
+    """hFF inside the search engine."""
+
+    ut: UnaryTask
+    fdr: tuple
+    work: RelaxationWork
+
+
+@njit(cache=CACHE)
+def _explore_value(words, ut, fdr, additive, w):
+    h = explore(words, ut, fdr, additive, w)
+    return np.inf if h < 0 else float(h)
+
+
+@njit(cache=CACHE)
+def _ff_state_value(words, ut, fdr, w):
+    h, _ = ff_value(words, ut, fdr, w)
+    return np.inf if h < 0 else float(h)
+
+
+@overload(state_value)
+def _relaxation_state_value(args, words):
+    if not isinstance(args, types.BaseNamedTuple):
+        return None
+    if args.instance_class is HMaxArgs:
+        return lambda args, words: _explore_value(words, args.ut, args.fdr, False, args.work)
+    if args.instance_class is HAddArgs:
+        return lambda args, words: _explore_value(words, args.ut, args.fdr, True, args.work)
+    if args.instance_class is HFFArgs:
+        return lambda args, words: _ff_state_value(words, args.ut, args.fdr, args.work)
+    return None
+
+
 class _RelaxationHeuristic(Heuristic):
     additive = False
+    _args: type = HMaxArgs
 
     def __init__(self, task: CompiledTask) -> None:
         super().__init__(task)
         self.ut = unary_task(task)
         self.work = new_work(self.ut)
+
+    def engine_args(self) -> NamedTuple:
+        """The arguments of this heuristic inside the search engine."""
+        return self._args(self.ut, self.task.fdr, self.work)
 
     def _evaluate(self, states: np.ndarray, out: np.ndarray) -> None:
         explore_batch(states, self.ut, self.task.fdr, self.additive, self.work, out)
@@ -271,6 +327,7 @@ class HAdd(_RelaxationHeuristic):
 
     name = "hadd"
     additive = True
+    _args = HAddArgs
 
 
 FEATURE_NAMES = ("goal_count", "hff", "ignored_deletes_total", "ignored_deletes_mean")
@@ -288,6 +345,7 @@ class HFF(_RelaxationHeuristic):
 
     name = "hff"
     additive = True
+    _args = HFFArgs
 
     def _evaluate(self, states: np.ndarray, out: np.ndarray) -> None:
         self._run(states, out, np.empty((0, 4)), False)

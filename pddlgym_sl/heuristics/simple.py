@@ -6,10 +6,14 @@ the same small constant for every heuristic.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from pddlgym_sl.heuristics.base import Heuristic
+from pddlgym_sl.heuristics.compiled import state_value
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds, satisfies
 from pddlgym_sl.task import CompiledTask
@@ -47,6 +51,33 @@ def blind_batch(states, goal, goal_neg, step, out):
         out[i] = 0.0 if satisfies(states[i], goal, goal_neg) else step
 
 
+class BlindArgs(NamedTuple):
+    """blind inside the search engine (`pddlgym_sl.heuristics.compiled`)."""
+
+    goal: np.ndarray
+    goal_neg: np.ndarray
+    step: float
+
+
+class GoalCountArgs(NamedTuple):
+    """goal_count inside the search engine."""
+
+    goal_fact: np.ndarray
+    neg_ptr: np.ndarray
+    neg_idx: np.ndarray
+
+
+@overload(state_value)
+def _simple_state_value(args, words):
+    if not isinstance(args, types.BaseNamedTuple):
+        return None
+    if args.instance_class is BlindArgs:
+        return lambda args, words: 0.0 if satisfies(words, args.goal, args.goal_neg) else args.step
+    if args.instance_class is GoalCountArgs:
+        return lambda args, words: float(goal_count_one(words, args.goal_fact, args.neg_ptr, args.neg_idx))
+    return None
+
+
 class Blind(Heuristic):
     """0 in goal states, else the cheapest action cost (1 with unit costs); ``inf`` when the task
     has no action at all (a non-goal state is then a dead end). Admissible; Fast Downward's
@@ -59,6 +90,10 @@ class Blind(Heuristic):
         super().__init__(task)
         costs = np.asarray(task.action_costs, dtype=np.float64)
         self.step = float(costs.min()) if len(costs) else np.inf
+
+    def engine_args(self) -> BlindArgs:
+        """The arguments of this heuristic inside the search engine."""
+        return BlindArgs(self.task.goal, self.task.goal_neg, self.step)
 
     def _evaluate(self, states: np.ndarray, out: np.ndarray) -> None:
         blind_batch(states, self.task.goal, self.task.goal_neg, self.step, out)
@@ -78,6 +113,10 @@ class GoalCount(Heuristic):
         negative = [fdr.facts_of_var(v) if f < 0 else [] for v, f in zip(var_of, self.goal_fact, strict=True)]
         self.neg_ptr = np.concatenate([[0], np.cumsum([len(x) for x in negative])]).astype(np.int32)
         self.neg_idx = np.array([f for x in negative for f in x], dtype=np.int32)
+
+    def engine_args(self) -> GoalCountArgs:
+        """The arguments of this heuristic inside the search engine."""
+        return GoalCountArgs(self.goal_fact, self.neg_ptr, self.neg_idx)
 
     def _evaluate(self, states: np.ndarray, out: np.ndarray) -> None:
         goal_count_batch(states, self.goal_fact, self.neg_ptr, self.neg_idx, out)

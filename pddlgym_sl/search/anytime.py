@@ -41,6 +41,7 @@ import numpy as np
 
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import HEURISTICS, make_heuristic
+from pddlgym_sl.memory import memory_limit_bytes, rss_bytes
 from pddlgym_sl.search.driver import BatchEvaluator, BatchHeuristic
 from pddlgym_sl.search.gbfs import gbfs
 from pddlgym_sl.search.result import SearchResult
@@ -122,12 +123,13 @@ def _bounded_gbfs(
     cost_bound: int,
     budget: int,
     deadline: float | None,
+    memory_limit: int,
     totals: _Totals,
 ) -> tuple[str, list[int] | None]:
     """One restart: GBFS from the initial state that prunes g + l ≥ `cost_bound` (module
     docstring). Returns ("solved", plan), or (why it stopped, None): "optimal" for an empty open
     list, "evaluation_limit" when `budget` evaluations (counted in `totals`) are spent, or
-    "time_limit"."""
+    "time_limit" or "memory_limit"."""
     costs = task.fdr.cost
 
     def bounds(keys: list[bytes], words: np.ndarray) -> np.ndarray:
@@ -176,8 +178,11 @@ def _bounded_gbfs(
             continue
         status[node] = _CLOSED
         totals.expansions += 1
-        if deadline is not None and totals.expansions % _TIME_CHECK == 0 and time.perf_counter() > deadline:
-            return "time_limit", None
+        if totals.expansions % _TIME_CHECK == 0:
+            if deadline is not None and time.perf_counter() > deadline:
+                return "time_limit", None
+            if rss_bytes() > memory_limit:
+                return "memory_limit", None
         if goal[node]:
             plan = []
             while node > 0:
@@ -229,6 +234,7 @@ def anytime(
     heuristic: str | BatchHeuristic | BatchEvaluator,
     max_evaluations: int | None = 10_000,
     time_limit: float | None = None,
+    memory_limit: float | None = None,
     *,
     bound: str = "lmcut",
     pass_upper: bool = True,
@@ -242,6 +248,8 @@ def anytime(
         max_evaluations: heuristic evaluations over all iterations (pruned states are not
             evaluated; their bound is computed once per state); None for no limit.
         time_limit: optional wall-clock limit in seconds.
+        memory_limit: memory limit in MB of the process (as for `gbfs`; the restarts check it every
+            few thousand expansions).
         bound: the admissible heuristic l of the pruning rule g + l ≥ C.
         pass_upper: give the heuristic u (False: pruning only, the ablation).
     """
@@ -250,7 +258,8 @@ def anytime(
         raise ConfigError(f"bound={bound!r} is not an admissible heuristic ({admissible})")
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
-    first = gbfs(task, heuristic, max_evaluations=max_evaluations, time_limit=time_limit)
+    limit = memory_limit_bytes(memory_limit)
+    first = gbfs(task, heuristic, max_evaluations, time_limit, memory_limit=limit / 2**20)
     totals = _Totals(first.evaluations, first.expansions, first.generated)
     best = first.plan_indices if first.solved else None
     improvements = []
@@ -268,7 +277,9 @@ def anytime(
             status = "time_limit"
             break
         iterations += 1
-        status, plan = _bounded_gbfs(task, evaluate, lower, bound_cache, cost, budget, deadline, totals)
+        status, plan = _bounded_gbfs(
+            task, evaluate, lower, bound_cache, cost, budget, deadline, limit, totals
+        )
         if plan is None:
             break
         best = plan
@@ -294,9 +305,10 @@ def anytime_without_u(
     heuristic: str | BatchHeuristic | BatchEvaluator,
     max_evaluations: int | None = 10_000,
     time_limit: float | None = None,
+    memory_limit: float | None = None,
     *,
     bound: str = "lmcut",
 ) -> AnytimeResult:
     """`anytime` that never gives the heuristic u: restarts and pruning only, the ablation that
     shows what u = C − g(s) adds (the same search for a heuristic that takes no u)."""
-    return anytime(task, heuristic, max_evaluations, time_limit, bound=bound, pass_upper=False)
+    return anytime(task, heuristic, max_evaluations, time_limit, memory_limit, bound=bound, pass_upper=False)

@@ -14,6 +14,14 @@ def astar(
     heuristic: str | BatchHeuristic | BatchEvaluator = "blind",
     max_evaluations: int | None = None,
     time_limit: float | None = None,
+    memory_limit: float | None = None,
 ) -> SearchResult:
     """Run A* from `task.init` (see the module docstring; arguments as for `gbfs`)."""
-    return search(task, heuristic, astar=True, max_evaluations=max_evaluations, time_limit=time_limit)
+    return search(
+        task,
+        heuristic,
+        astar=True,
+        max_evaluations=max_evaluations,
+        time_limit=time_limit,
+        memory_limit=memory_limit,
+    )

@@ -1,45 +1,46 @@
-"""Driving the compiled engine from Python: heuristic resolution, growth, batches, time limit.
+"""Driving the compiled engine from Python: heuristic resolution, memory, growth, batches, time limit.
 
-`search` is what `gbfs` and `astar` call. A built-in heuristic (a name, or an instance of one of
-`pddlgym_sl.heuristics`) runs inside the compiled loop; anything else (an object with
-``batch(states)``, or a plain function of a state batch) is called once per expansion with the
-new successors. The loop runs in slices of expansions so that a time limit is checked a few
-times per second.
+`search` is what `gbfs` and `astar` call. A heuristic with compiled arguments (every built-in one:
+a name or an instance of `pddlgym_sl.heuristics`, and any object with ``engine_args()``) runs
+inside the compiled loop; anything else (an object with ``batch(states)``, or a plain function of
+a state batch) is called once per expansion with the new successors. The loop runs in slices of
+expansions so that a time limit is checked a few times per second.
+
+Memory: the search counts its own bytes (nodes, hash table, open list) on top of the resident
+memory the process had when it started, and ends with status ``memory_limit`` before the total
+would pass the limit (`pddlgym_sl.memory`: by default three quarters of the machine's memory). Its
+statistics say how far it got.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from functools import cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import HEURISTICS, Heuristic, make_heuristic
-from pddlgym_sl.heuristics.lmcut import LMCut
-from pddlgym_sl.heuristics.lmcut import new_work as new_cut_work
-from pddlgym_sl.heuristics.relaxation import HFF, HAdd, HMax
-from pddlgym_sl.heuristics.relaxation import new_work as new_relaxation_work
-from pddlgym_sl.heuristics.relaxed_task import build_cut_task, build_unary_task
-from pddlgym_sl.heuristics.simple import Blind, GoalCount
+from pddlgym_sl.memory import address_space_left, memory_limit_bytes, rss_bytes
 from pddlgym_sl.search import engine as eng
+from pddlgym_sl.search import open_lists as ol
+from pddlgym_sl.search.packing import Packing, task_packing, unpack
 from pddlgym_sl.search.result import SearchResult
 from pddlgym_sl.search.successor_generator import successor_generator
-from pddlgym_sl.task import CompiledTask, FDRLayout, state_tables
+from pddlgym_sl.task import CompiledTask
 
 BatchEvaluator = Callable[[np.ndarray], np.ndarray]
 
-_KINDS = {
-    Blind: eng.BLIND,
-    GoalCount: eng.GOAL_COUNT,
-    HMax: eng.HMAX,
-    HAdd: eng.HADD,
-    HFF: eng.HFF,
-    LMCut: eng.LMCUT,
-}
 _STATUS = {eng.SOLVED: "solved", eng.EXHAUSTED: "exhausted", eng.EVALUATION_LIMIT: "evaluation_limit"}
+_NO_HEURISTIC = eng.NoHeuristic(np.zeros(1, dtype=np.int64))
+_INTEGER_ARGS: tuple[type, ...] = ()  # filled on first use (the heuristics' argument classes)
+_RESERVE_SHARE = 0.8
+"""Share of the address space left under ``ulimit -v`` that the node arrays may reserve."""
+_MIN_NODES = 1 << 14
+_HEADROOM_SHARE, _HEADROOM_MIN = 0.01, 8 << 20
+"""Memory the count leaves unused (bytes): what the process allocates besides the search's arrays
+(page granularity, Python objects) is not counted."""
 
 
 class BatchHeuristic(Protocol):
@@ -48,78 +49,46 @@ class BatchHeuristic(Protocol):
     def batch(self, states: np.ndarray) -> np.ndarray: ...
 
 
-@cache
-def _null_data() -> tuple:
-    """Heuristic data of an empty task, standing in for the kinds a search does not use (the
-    compiled loop takes every kind's arrays, so that it is compiled once)."""
-    empty = np.empty(0, dtype=np.int32)
-    fdr = FDRLayout(
-        var_facts_ptr=np.zeros(1, dtype=np.int32),
-        var_facts_idx=empty,
-        var_prop=np.zeros(1, dtype=np.int32),
-        var_none=empty,
-        fact_prop=empty,
-        prop_fact=empty,
-        goal=empty,
-        pre_ptr=np.zeros(1, dtype=np.int32),
-        pre_idx=empty,
-        eff_ptr=np.zeros(1, dtype=np.int32),
-        eff_idx=empty,
-        guard_idx=empty,
-        cost=np.empty(0, dtype=np.int64),
-        succ_order=empty,
-        **state_tables(np.zeros(1, dtype=np.int32), empty, empty, empty),
-    )
+def _integer_args() -> tuple[type, ...]:
+    """The argument classes of the built-in heuristics, whose values are whole numbers."""
+    global _INTEGER_ARGS
+    if not _INTEGER_ARGS:
+        from pddlgym_sl.heuristics.lmcut import LMCutArgs
+        from pddlgym_sl.heuristics.relaxation import HAddArgs, HFFArgs, HMaxArgs
+        from pddlgym_sl.heuristics.simple import BlindArgs, GoalCountArgs
 
-    class _Null:
-        n_actions = 0
-
-    null = _Null()
-    null.fdr = fdr  # type: ignore[attr-defined]
-    ut = build_unary_task(null)  # type: ignore[arg-type]
-    ct = build_cut_task(null)  # type: ignore[arg-type]
-    return fdr, ut, new_relaxation_work(ut), ct, new_cut_work(ct), empty, empty, empty
+        _INTEGER_ARGS = (BlindArgs, GoalCountArgs, HMaxArgs, HAddArgs, HFFArgs, LMCutArgs)
+    return _INTEGER_ARGS
 
 
-def _heuristic_args(task: CompiledTask, heuristic) -> tuple[int, tuple, BatchEvaluator | None]:
-    """(kind, the compiled loop's heuristic arguments, external batch function or None)."""
+def _heuristic_args(task: CompiledTask, heuristic: Any) -> tuple[Any, BatchEvaluator | None]:
+    """(the engine's heuristic arguments, the external batch function or None)."""
     if isinstance(heuristic, str):
         heuristic = make_heuristic(heuristic, task)
-    fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx = _null_data()
-    step = 0.0
-    kind = _KINDS.get(type(heuristic)) if isinstance(heuristic, Heuristic) else None
-    if kind == eng.LMCUT and not (heuristic.goal_zone_detection and heuristic.border_detection):
-        kind = None  # the compiled loop runs LM-cut with Fast Downward's default options only
-    if kind is not None and heuristic.task is not task:
-        raise ConfigError(f"{heuristic!r} was built for another task than {task.name!r}")
-    if kind is None:
-        batch = getattr(heuristic, "batch", None)
-        if callable(batch):
-            external = batch
-        elif callable(heuristic):
-            external = heuristic
-        else:
-            raise ConfigError(
-                f"heuristic must be a name ({', '.join(HEURISTICS)}), an object with .batch(states) "
-                f"or a callable, not {heuristic!r}"
-            )
-        return eng.EXTERNAL, (fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, step), external
-    fdr = task.fdr
-    if kind in (eng.HMAX, eng.HADD, eng.HFF):
-        ut, rw = heuristic.ut, heuristic.work
-    elif kind == eng.LMCUT:
-        ct, lw = heuristic.ct, heuristic.work
-    elif kind == eng.GOAL_COUNT:
-        gc_fact, gc_neg_ptr, gc_neg_idx = heuristic.goal_fact, heuristic.neg_ptr, heuristic.neg_idx
-    else:
-        step = heuristic.step
-    return kind, (fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, step), None
+    engine_args = getattr(heuristic, "engine_args", None)
+    hargs = engine_args() if callable(engine_args) else None
+    if hargs is not None:
+        if isinstance(heuristic, Heuristic) and heuristic.task is not task:
+            raise ConfigError(f"{heuristic!r} was built for another task than {task.name!r}")
+        return hargs, None
+    batch = getattr(heuristic, "batch", None)
+    if callable(batch):
+        return _NO_HEURISTIC, batch
+    if callable(heuristic):
+        return _NO_HEURISTIC, heuristic
+    raise ConfigError(
+        f"heuristic must be a name ({', '.join(HEURISTICS)}), an object with .batch(states) "
+        f"or a callable, not {heuristic!r}"
+    )
 
 
-def _effects(task: CompiledTask) -> tuple[np.ndarray, ...]:
-    """The task's effects and goal as the engine indexes them: unsigned (no wrap-around checks)."""
-    arrays = (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx, task.goal, task.goal_neg)
-    return (*(a.astype(np.uint32) for a in arrays), task.fdr.cost)
+def _search_task(task: CompiledTask, packing: Packing) -> eng.SearchTask:
+    """The task as the engine reads it: unsigned index arrays (no wrap-around checks)."""
+    u = [a.astype(np.uint32) for a in (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx)]
+    return eng.SearchTask(
+        successor_generator(task), *u, task.goal.astype(np.uint32), task.goal_neg.astype(np.uint32),
+        task.fdr.cost, packing,
+    )  # fmt: skip
 
 
 class SearchRun:
@@ -129,8 +98,9 @@ class SearchRun:
     ``states = run.step()`` advances the search until it needs heuristic values (it returns the
     (n, n_words) uint64 batch of new states, a view valid until the next call) or has ended (it
     returns None; `result` then holds the outcome). After a batch, ``run.supply(values)`` hands
-    back one value per state (inf = dead end) before the next `step`. With a built-in heuristic
-    `step` never returns a batch. A time limit is checked between slices of expansions.
+    back one value per state (inf = dead end) before the next `step`. With a compiled heuristic
+    `step` never returns a batch. A time limit is checked between slices of expansions, the
+    memory limit (MB; None: `pddlgym_sl.memory.default_memory_limit`) before every growth.
     """
 
     def __init__(
@@ -141,6 +111,7 @@ class SearchRun:
         astar: bool,
         max_evaluations: int | None,
         time_limit: float | None,
+        memory_limit: float | None = None,
     ) -> None:
         if max_evaluations is not None and (
             isinstance(max_evaluations, bool) or int(max_evaluations) != max_evaluations
@@ -149,8 +120,9 @@ class SearchRun:
         if time_limit is not None and not time_limit > 0:
             raise ConfigError(f"time_limit must be positive, not {time_limit!r}")
         self.task, self.astar = task, astar
+        self._limit = memory_limit_bytes(memory_limit)
         self._budget = np.iinfo(np.int64).max if max_evaluations is None else max(int(max_evaluations), 0)
-        self._kind, self._hargs, self.external = _heuristic_args(task, heuristic)
+        self._hargs, self.external = _heuristic_args(task, heuristic)
         self._start = time.perf_counter()
         self._deadline = None if time_limit is None else self._start + time_limit
         self._chunk = 64
@@ -160,11 +132,85 @@ class SearchRun:
             stats = {"evaluations": min(1, self._budget), "expansions": 0, "generated": 0}
             self.result = SearchResult.of(task, "exhausted", None, self._elapsed(), **stats)
             return
-        self._engine = eng.new_engine(task.n_words, task.n_actions)
-        self._init = np.array(task.init.words, dtype=np.uint64)
-        self._gen = successor_generator(task)
-        self._effects = _effects(task)
+        packing, self._init_packed = task_packing(task)
+        self._st = _search_task(task, packing)
+        self._init_words = np.array(task.init.words, dtype=np.uint64)
+        n_packed = packing.n_words
+        integer = self.external is None and isinstance(self._hargs, _integer_args())
+        h_dtype = np.dtype(np.int32 if integer else np.float64)
+        self._node_bytes = eng.node_bytes(n_packed, h_dtype)
+        self._work = eng.new_work(task.n_words, n_packed, task.n_actions)
+        self._table = eng.new_table(_MIN_NODES)
+        self._open = ol.new_buckets() if integer and not astar else ol.new_heap(2 if astar else 1)
+        self._base = rss_bytes()  # what the process held before this search
+        self._nodes = self._reserve_nodes(n_packed, h_dtype)
 
+    # ----------------------------------------------------------------- memory
+    def _other_bytes(self) -> int:
+        """The search's memory besides its nodes: the table, the open list, the work buffers."""
+        arrays = (*self._open, self._table, *self._work)
+        return sum(a.nbytes for a in arrays)
+
+    def _room(self) -> int:
+        """Bytes the limit leaves for more nodes."""
+        n = int(self._work.info[eng.N_NODES])
+        headroom = max(_HEADROOM_MIN, int(_HEADROOM_SHARE * self._limit))
+        return self._limit - headroom - self._base - self._other_bytes() - n * self._node_bytes
+
+    def _reserve_nodes(self, n_packed: int, h_dtype: np.dtype) -> eng.Nodes:
+        """Node arrays for as many nodes as the limit allows; their pages are committed only when
+        first written (module docstring of `engine`), so the reservation itself costs nothing.
+        Under ``ulimit -v`` it stays within the address space left, and a refused reservation is
+        halved; the engine then grows the arrays by copying."""
+        capacity = max(self._room() // self._node_bytes, _MIN_NODES)
+        left = address_space_left()
+        if left is not None:
+            capacity = max(min(capacity, int(_RESERVE_SHARE * left) // self._node_bytes), _MIN_NODES)
+        capacity = min(capacity, np.iinfo(np.int32).max)
+        while True:
+            try:
+                return eng.new_nodes(capacity, n_packed, h_dtype)
+            except MemoryError:
+                if capacity <= _MIN_NODES:
+                    raise
+                capacity //= 2
+
+    def _grow(self, code: int) -> bool:
+        """Make room after a GROW_* code; False when the memory limit does not allow it."""
+        n = int(self._work.info[eng.N_NODES])
+        if code == eng.GROW_NODES:
+            capacity = len(self._nodes.status)
+            if n + self.task.n_actions + 1 <= capacity:  # the limit stopped it, not the arrays
+                return False
+            bigger = max(2 * capacity, n + self.task.n_actions + 1)
+            if self._base + self._other_bytes() + (n + bigger) * self._node_bytes > self._limit:
+                return False
+            self._nodes = eng.grow_nodes(self._nodes, n, bigger)
+        elif code == eng.GROW_TABLE:
+            size = 2 * len(self._table)
+            if self._room() < 4 * size:  # the old table and the new one, during the rehash
+                return False
+            table = np.full(size, -1, dtype=np.int32)
+            eng.rehash(table, self._nodes.packed, n)
+            self._table = table
+        else:
+            need = self.task.n_actions + 2
+            before = sum(a.nbytes for a in self._open)
+            if isinstance(self._open, ol.Buckets):
+                keys = max(int(self._work.info[eng.NEED_KEYS]), len(self._open.head))
+                bigger = ol.grow_buckets(self._open, keys, need)
+            else:
+                bigger = ol.grow_heap(self._open, need)
+            if self._room() < sum(a.nbytes for a in bigger) + before:
+                return False
+            self._open = bigger
+        return True
+
+    def _max_nodes(self) -> int:
+        n = int(self._work.info[eng.N_NODES])
+        return n + max(self._room() // self._node_bytes, 0)
+
+    # ----------------------------------------------------------------- stepping
     def _elapsed(self) -> float:
         return time.perf_counter() - self._start
 
@@ -182,7 +228,7 @@ class SearchRun:
             raise ConfigError(f"the heuristic returned {values.shape[0]} values for a batch of {n} states")
         if np.isnan(values).any():
             raise ConfigError("the heuristic returned NaN")
-        self._engine.values[:n] = values
+        self._work.values[:n] = values
         self._awaiting = 0
 
     def step(self) -> np.ndarray | None:
@@ -191,50 +237,65 @@ class SearchRun:
             return None
         if self._awaiting:
             raise ConfigError("step() before supply() of the pending batch")
-        e = self._engine
+        external = self.external is not None
         while True:
             t0 = time.perf_counter()
             code = eng.run(
-                e, self._init, self._gen, *self._effects, self.astar, self.astar, self._budget,
-                self._chunk, self._kind, *self._hargs,
+                self._nodes, self._table, self._open, self._work, self._st, self._init_words,
+                self._init_packed, self._hargs, external, self.astar, self.astar, self._budget,
+                self._chunk, self._max_nodes(),
             )  # fmt: skip
-            if code == eng.GROW:
-                e = self._engine = eng.grow(e)
+            if code in (eng.GROW_NODES, eng.GROW_TABLE, eng.GROW_OPEN):
+                if not self._grow(code):
+                    self._finish("memory_limit")
+                    return None
             elif code == eng.NEED_VALUES:
-                self._awaiting = int(e.info[eng.N_NEW])
+                self._awaiting = int(self._work.info[eng.N_NEW])
                 if self._deadline is not None and time.perf_counter() > self._deadline:
                     self._awaiting = 0
-                    self._finish(None)
+                    self._finish("time_limit")
                     return None
-                return e.batch[: self._awaiting]
+                return self._work.batch[: self._awaiting]
             elif code == eng.PAUSED:
                 elapsed = time.perf_counter() - t0
                 self._chunk = min(self._chunk * 2, 1 << 20) if elapsed < 0.02 else max(self._chunk // 2, 1)
+                if rss_bytes() > self._limit:  # memory the search does not count (the caller's)
+                    self._finish("memory_limit")
+                    return None
             else:
-                self._finish(code)
+                self._finish(_STATUS[code])
                 return None
             if self._deadline is not None and time.perf_counter() > self._deadline:
-                self._finish(None)
+                self._finish("time_limit")
                 return None
 
-    def _finish(self, code: int | None) -> None:
-        e = self._engine
-        info = e.info
-        plan = None
-        if code == eng.SOLVED:
-            plan = []
-            node = int(info[eng.GOAL_NODE])
-            while node > 0:
-                plan.append(int(e.node[node, 1]))
-                node = int(e.node[node, 0])
-            plan.reverse()
+    def _plan(self, goal_node: int) -> list[int]:
+        """The operators from the initial state to `goal_node` (`engine.creating_operator`)."""
+        nodes, words = self._nodes, np.empty(self.task.n_words, dtype=np.uint64)
+        scratch = np.empty(nodes.packed.shape[1], dtype=np.uint32)
+        plan = []
+        node = goal_node
+        while node > 0:
+            parent = int(nodes.parent[node])
+            unpack(nodes.packed[parent], self._st.packing, words)
+            action = eng.creating_operator(nodes.packed[parent], nodes.packed[node], words, self._st, scratch)
+            plan.append(int(action))
+            node = parent
+        plan.reverse()
+        return plan
+
+    def _finish(self, status: str) -> None:
+        info = self._work.info
         stats = {
             "evaluations": int(info[eng.EVALUATIONS]),
             "expansions": int(info[eng.EXPANSIONS]),
             "generated": int(info[eng.GENERATED]),
         }
-        status = "time_limit" if code is None else _STATUS[code]
+        plan = self._plan(int(info[eng.GOAL_NODE])) if status == "solved" else None
         self.result = SearchResult.of(self.task, status, plan, self._elapsed(), **stats)
+        if plan is None:  # compile the plan extraction now: a warm-up search rarely finds a plan
+            self._plan(int(info[eng.N_NODES]) - 1)
+        self._nodes = self._table = self._open = None  # type: ignore[assignment]  # free the memory
 
 
 def search(
@@ -244,9 +305,13 @@ def search(
     astar: bool,
     max_evaluations: int | None,
     time_limit: float | None,
+    memory_limit: float | None = None,
 ) -> SearchResult:
     """Run the engine (see `pddlgym_sl.search.engine`) to the end; A* when `astar`, else GBFS."""
-    run = SearchRun(task, heuristic, astar=astar, max_evaluations=max_evaluations, time_limit=time_limit)
+    run = SearchRun(
+        task, heuristic, astar=astar, max_evaluations=max_evaluations, time_limit=time_limit,
+        memory_limit=memory_limit,
+    )  # fmt: skip
     while (states := run.step()) is not None:
         run.supply(run.external(states))
     assert run.result is not None

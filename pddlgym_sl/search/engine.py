@@ -18,19 +18,29 @@ The search can also stop when the next evaluation would exceed ``max_evaluations
 evaluates the successors that still fit, as the paper's protocol counts), which Fast Downward
 does not offer.
 
-Two ways to evaluate states share one loop: a built-in heuristic runs inside the compiled loop,
-one state at a time in generation order (its adaptive queue then evolves as in Fast Downward);
-any other heuristic (a learned one) is called from Python once per expansion with all the new
+**Memory.** Long searches keep millions of states, so a node costs what Fast Downward's costs:
+its state packed at Fast Downward's density (`packing`: ceil(log2 |domain|) bits per variable),
+a parent (int32), g (int32), a status byte and its value (int32 for the built-in heuristics,
+whose values are integers; float64 otherwise); the operator that created a node is not stored
+but found again from its parent when the plan is extracted (`creating_operator`). The hash
+table of seen states holds int32 node ids (linear probing; the state is compared in place), and
+a GBFS with integer values keeps its open list in buckets of 4-byte entries (`open_lists`).
+The node arrays are allocated once for as many nodes as the memory limit allows; the operating
+system gives their pages only when they are first written, so an unused reservation costs
+nothing, and no array is copied while the search grows.
+
+**Heuristics.** Two ways to evaluate states share one loop: a heuristic with compiled arguments
+(`pddlgym_sl.heuristics.compiled.state_value`) runs inside the loop, one state at a time in
+generation order (its state, e.g. an adaptive queue, then evolves as in Fast Downward); any
+other heuristic (a learned one) is called from Python once per expansion with all the new
 successors as one batch: the engine returns, the caller evaluates, and the engine inserts the
 values in generation order and goes on. Both give the same search, because nothing in an
-expansion depends on the values of its earlier successors.
-
-The engine's state lives in numpy arrays (`Engine`), so the loop can pause (to check a time
-limit, grow its arrays, or ask for values) and resume exactly where it stopped.
+expansion depends on the values of its earlier successors. numba compiles `run` once per
+heuristic type and open-list type (and caches each), so a search compiles only its own kernels.
 
 The loop is one long function on purpose: numba passes every array to a function as seven
 scalars, so a helper called per successor (applicability, application, hashing) cost up to ten
-times its body. The per-expansion and per-evaluation helpers stay functions.
+times its body; such helpers are inlined.
 """
 
 from __future__ import annotations
@@ -38,25 +48,30 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
-from pddlgym_sl.heuristics.lmcut import lmcut_value
-from pddlgym_sl.heuristics.relaxation import explore, ff_value
-from pddlgym_sl.heuristics.simple import goal_count_one
+from pddlgym_sl.heuristics.compiled import state_value
 from pddlgym_sl.numba_cache import CACHE
-from pddlgym_sl.successors import satisfies
+from pddlgym_sl.search.open_lists import (
+    Buckets,
+    Heap,
+    buckets_free_chunks,
+    buckets_pop,
+    buckets_push,
+    heap_pop,
+    heap_push,
+)
+from pddlgym_sl.search.packing import apply_packed, hash_words, unpack
 
-# heuristic kinds
-EXTERNAL, BLIND, GOAL_COUNT, HMAX, HADD, HFF, LMCUT = range(7)
 # node status
-_NEW, _PENDING, _OPEN, _CLOSED, _DEAD = 0, 1, 2, 3, 4
+NEW, PENDING, OPEN, CLOSED, DEAD = 0, 1, 2, 3, 4
 # engine status returned by `run`
-SOLVED, EXHAUSTED, EVALUATION_LIMIT, PAUSED, GROW, NEED_VALUES = range(6)
-# fields of Engine.info
+SOLVED, EXHAUSTED, EVALUATION_LIMIT, PAUSED, NEED_VALUES, GROW_NODES, GROW_TABLE, GROW_OPEN = range(8)
+# fields of Work.info
 (
-    _N_NODES,
-    _HEAP_SIZE,
-    _SEQ,
+    N_NODES,
+    _STARTED,
     EVALUATIONS,
     EXPANSIONS,
     GENERATED,
@@ -65,360 +80,356 @@ SOLVED, EXHAUSTED, EVALUATION_LIMIT, PAUSED, GROW, NEED_VALUES = range(6)
     N_NEW,
     GOAL_NODE,
     DEAD_ENDS,
-    _STARTED,
     _STOP_AFTER_PENDING,
-) = range(13)
-_INFO_SIZE = 13
+    NEED_KEYS,
+) = range(12)
+_INFO_SIZE = 12
+
+MAX_LOAD = 0.6
+"""The hash table grows before more than this fraction of its slots would be used."""
 
 
-class Engine(NamedTuple):
-    """The search state (see the module docstring); grown by `grow` when full."""
+class Nodes(NamedTuple):
+    """Per-node arrays (capacity rows; the first ``info[N_NODES]`` are in use)."""
+
+    packed: np.ndarray  # uint32 (capacity, n_packed): the state, packed
+    parent: np.ndarray  # int32 (capacity): parent node, -1 for the root
+    g: np.ndarray  # int32 (capacity)
+    status: np.ndarray  # int8 (capacity): NEW, PENDING, OPEN, CLOSED or DEAD
+    h: np.ndarray  # int32 or float64 (capacity): the heuristic value
+
+
+class Work(NamedTuple):
+    """Counters and per-expansion buffers (sized by the task, not the search)."""
 
     info: np.ndarray  # int64 (_INFO_SIZE): counters and the phase of the loop
-    states: np.ndarray  # uint64 (capacity, n_words): the packed state of every node
-    hashes: np.ndarray  # uint64 (capacity)
-    node: np.ndarray  # int64 (capacity, 4): parent (-1 for the root), action from it, g, status
-    h: np.ndarray  # float64 (capacity)
-    table: np.ndarray  # int64 (power of two >= 2 capacity): hash table of node ids, -1 empty
-    heap: np.ndarray  # float64 (capacity, 4): the open list: first key (h, or g + h), second key
-    #                   (0, or h), insertion number (first in, first out among equal keys), node
     pending: np.ndarray  # int64 (n_actions + 1, 2): successors of the expansion in progress, and
     #                      1 for one to be evaluated, 0 for one to insert again
-    batch: np.ndarray  # uint64 (n_actions + 1, n_words): the states to evaluate (external heuristic)
+    batch: np.ndarray  # uint64 (n_actions + 1, n_words): the fact bit sets of the states to evaluate
     values: np.ndarray  # float64 (n_actions + 1): their values
-    scratch: np.ndarray  # uint64 (n_words)
+    words: np.ndarray  # uint64 (n_words): the fact bit set of the state being expanded
+    child: np.ndarray  # uint32 (n_packed): the packed successor being generated
 
 
-_PARENT, _ACTION, _G, _STATUS = range(4)
+class SearchTask(NamedTuple):
+    """What the loop reads of the task: the successor generator (`successor_generator`), the
+    effects as uint32 CSR fact lists, the goal, operator costs and the packing."""
+
+    gen: tuple
+    add_ptr: np.ndarray
+    add_idx: np.ndarray
+    del_ptr: np.ndarray
+    del_idx: np.ndarray
+    goal: np.ndarray
+    goal_neg: np.ndarray
+    cost: np.ndarray
+    packing: tuple
 
 
-def new_engine(n_words: int, n_actions: int, capacity: int = 1024) -> Engine:
-    table_size = 1
-    while table_size < 2 * capacity:
-        table_size *= 2
-    width = n_actions + 1
-    info = np.zeros(_INFO_SIZE, dtype=np.int64)
-    info[GOAL_NODE] = -1
-    return Engine(
-        info=info,
-        states=np.zeros((capacity, n_words), dtype=np.uint64),
-        hashes=np.zeros(capacity, dtype=np.uint64),
-        node=np.zeros((capacity, 4), dtype=np.int64),
-        h=np.empty(capacity, dtype=np.float64),
-        table=np.full(table_size, -1, dtype=np.int64),
-        heap=np.empty((capacity, 4), dtype=np.float64),
-        pending=np.empty((width, 2), dtype=np.int64),
-        batch=np.empty((width, n_words), dtype=np.uint64),
-        values=np.empty(width, dtype=np.float64),
-        scratch=np.empty(n_words, dtype=np.uint64),
+class NoHeuristic(NamedTuple):
+    """The heuristic arguments of a search whose values come from Python (never evaluated)."""
+
+    unused: np.ndarray
+
+
+@overload(state_value)
+def _no_heuristic_value(args, words):
+    if isinstance(args, types.BaseNamedTuple) and args.instance_class is NoHeuristic:
+        return lambda args, words: 0.0
+    return None
+
+
+def node_bytes(n_packed: int, h_dtype: np.dtype) -> int:
+    """Bytes per node in the node arrays."""
+    return 4 * n_packed + 4 + 4 + 1 + np.dtype(h_dtype).itemsize
+
+
+def new_nodes(capacity: int, n_packed: int, h_dtype: np.dtype) -> Nodes:
+    """Node arrays for `capacity` nodes (uninitialised: pages are committed when first written)."""
+    return Nodes(
+        packed=np.empty((capacity, n_packed), dtype=np.uint32),
+        parent=np.empty(capacity, dtype=np.int32),
+        g=np.empty(capacity, dtype=np.int32),
+        status=np.empty(capacity, dtype=np.int8),
+        h=np.empty(capacity, dtype=h_dtype),
     )
 
 
-def grow(e: Engine) -> Engine:
-    """An engine with twice the node and open-list capacity and the same contents."""
-    n = int(e.info[_N_NODES])
-    bigger = new_engine(e.states.shape[1], len(e.pending) - 1, 2 * len(e.h))
-    bigger.info[:] = e.info
-    for name in ("states", "hashes", "node", "h"):
-        getattr(bigger, name)[:n] = getattr(e, name)[:n]
-    size = int(e.info[_HEAP_SIZE])
-    bigger.heap[:size] = e.heap[:size]
-    _rehash(bigger.table, bigger.hashes, n)
+def grow_nodes(nodes: Nodes, n: int, capacity: int) -> Nodes:
+    """Node arrays of `capacity` rows holding the first `n` rows of `nodes`."""
+    bigger = new_nodes(capacity, nodes.packed.shape[1], nodes.h.dtype)
+    for old, new in zip(nodes, bigger, strict=True):
+        new[:n] = old[:n]
     return bigger
 
 
+def new_work(n_words: int, n_packed: int, n_actions: int) -> Work:
+    width = n_actions + 1
+    info = np.zeros(_INFO_SIZE, dtype=np.int64)
+    info[GOAL_NODE] = -1
+    return Work(
+        info=info,
+        pending=np.empty((width, 2), dtype=np.int64),
+        batch=np.empty((width, n_words), dtype=np.uint64),
+        values=np.empty(width, dtype=np.float64),
+        words=np.empty(n_words, dtype=np.uint64),
+        child=np.empty(n_packed, dtype=np.uint32),
+    )
+
+
+def new_table(min_nodes: int) -> np.ndarray:
+    """A hash table with room for `min_nodes` nodes under `MAX_LOAD`."""
+    size = 1024
+    while size * MAX_LOAD < min_nodes:
+        size *= 2
+    return np.full(size, -1, dtype=np.int32)
+
+
 @njit(cache=CACHE)
-def _rehash(table, hashes, n):
+def rehash(table, packed, n):
+    """Insert nodes 0..n-1 into the empty `table`."""
     mask = np.uint64(table.shape[0] - 1)
     for node in range(n):
-        slot = hashes[node] & mask
+        slot = hash_words(packed[node]) & mask
         while table[slot] >= 0:
             slot = (slot + np.uint64(1)) & mask
         table[slot] = node
 
 
+# ----------------------------------------------------------------- the open list, by type
+def open_push(openl, k0, k1, node):
+    raise TypeError("compiled code only")
+
+
+def open_pop(openl):
+    raise TypeError("compiled code only")
+
+
+def open_room(openl, n):
+    raise TypeError("compiled code only")
+
+
+def _is(ty, cls) -> bool:
+    return isinstance(ty, types.BaseNamedTuple) and ty.instance_class is cls
+
+
+@overload(open_push)
+def _open_push(openl, k0, k1, node):
+    if _is(openl, Buckets):
+        return lambda openl, k0, k1, node: buckets_push(openl, np.int64(k0), node)
+    if _is(openl, Heap):
+        return lambda openl, k0, k1, node: heap_push(openl, k0, k1, node)
+    return None
+
+
+@overload(open_pop)
+def _open_pop(openl):
+    if _is(openl, Buckets):
+        return lambda openl: buckets_pop(openl)
+    if _is(openl, Heap):
+        return lambda openl: heap_pop(openl)
+    return None
+
+
+@overload(open_room)
+def _open_room(openl, n):
+    """Whether `n` more pushes fit (buckets: chunks; their keys are checked when pushed)."""
+    if _is(openl, Buckets):
+        return lambda openl, n: buckets_free_chunks(openl) > n
+    if _is(openl, Heap):
+        return lambda openl, n: openl.ids.shape[0] - openl.meta[0] > n
+    return None
+
+
+def open_keys(openl):
+    raise TypeError("compiled code only")
+
+
+@overload(open_keys)
+def _open_keys(openl):
+    """Keys the open list can take (buckets: its key count; a heap: any)."""
+    if _is(openl, Buckets):
+        return lambda openl: openl.head.shape[0]
+    if _is(openl, Heap):
+        return lambda openl: 1 << 62
+    return None
+
+
+# ----------------------------------------------------------------- the loop
 @njit(cache=CACHE, inline="always")
-def _push(heap, info, k1, k2, node):
-    """Push onto the open list's binary heap (ordered by key1, key2, insertion number)."""
-    i = info[_HEAP_SIZE]
-    info[_HEAP_SIZE] = i + 1
-    seq = float(info[_SEQ])
-    info[_SEQ] += 1
-    while i > 0:
-        parent = (i - 1) // 2
-        if heap[parent, 0] < k1 or (
-            heap[parent, 0] == k1
-            and (heap[parent, 1] < k2 or (heap[parent, 1] == k2 and heap[parent, 2] < seq))
-        ):
-            break
-        heap[i, 0] = heap[parent, 0]
-        heap[i, 1] = heap[parent, 1]
-        heap[i, 2] = heap[parent, 2]
-        heap[i, 3] = heap[parent, 3]
-        i = parent
-    heap[i, 0] = k1
-    heap[i, 1] = k2
-    heap[i, 2] = seq
-    heap[i, 3] = node
-
-
-@njit(cache=CACHE, inline="always")
-def _pop(heap, info):
-    """Pop the open list's minimum; returns its node."""
-    node = int(heap[0, 3])
-    size = info[_HEAP_SIZE] - 1
-    info[_HEAP_SIZE] = size
-    if size > 0:
-        k1, k2, seq, last = heap[size, 0], heap[size, 1], heap[size, 2], heap[size, 3]
-        i = 0
-        while True:
-            child = 2 * i + 1
-            if child >= size:
-                break
-            right = child + 1
-            if right < size and (
-                heap[right, 0] < heap[child, 0]
-                or (
-                    heap[right, 0] == heap[child, 0]
-                    and (
-                        heap[right, 1] < heap[child, 1]
-                        or (heap[right, 1] == heap[child, 1] and heap[right, 2] < heap[child, 2])
-                    )
-                )
-            ):
-                child = right
-            if k1 < heap[child, 0] or (
-                k1 == heap[child, 0]
-                and (k2 < heap[child, 1] or (k2 == heap[child, 1] and seq < heap[child, 2]))
-            ):
-                break
-            heap[i, 0] = heap[child, 0]
-            heap[i, 1] = heap[child, 1]
-            heap[i, 2] = heap[child, 2]
-            heap[i, 3] = heap[child, 3]
-            i = child
-        heap[i, 0] = k1
-        heap[i, 1] = k2
-        heap[i, 2] = seq
-        heap[i, 3] = last
-    return node
-
-
-@njit(cache=CACHE, inline="always")
-def _evaluate(words, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, goal, goal_neg, step):
-    """Value of one state under a built-in heuristic (inf for a dead end)."""
-    if kind == HFF:
-        h, _ = ff_value(words, ut, fdr, rw)
-    elif kind == LMCUT:
-        h = lmcut_value(words, ct, fdr, lw, True, True)
-    elif kind == HADD:
-        h = explore(words, ut, fdr, True, rw)
-    elif kind == HMAX:
-        h = explore(words, ut, fdr, False, rw)
-    elif kind == GOAL_COUNT:
-        return float(goal_count_one(words, gc_fact, gc_neg_ptr, gc_neg_idx))
-    else:
-        return 0.0 if satisfies(words, goal, goal_neg) else step
-    return np.inf if h < 0 else float(h)
-
-
-@njit(cache=CACHE, inline="always")
-def _apply_pending(e, n_values, astar):
-    """Insert the successors of the expansion in progress in generation order: evaluated ones
-    with their value (dead ends marked), re-inserted ones with their new key. Only the first
-    `n_values` evaluations happened (the rest exceeded the budget)."""
-    info, node, heap = e.info, e.node, e.heap
+def _apply_pending(nodes, openl, work, n_values, astar):
+    """Insert the successors of the expansion in progress in generation order: evaluated ones with
+    their value (dead ends marked), re-inserted ones with their new key. Only the first
+    `n_values` evaluations happened (the rest exceeded the budget). Returns False, inserting
+    nothing, when a bucket queue needs more keys (``info[NEED_KEYS]``)."""
+    info, pending = work.info, work.pending
+    if not astar:
+        limit = open_keys(openl)
+        top = -1.0
+        k = 0
+        for i in range(info[_N_PENDING]):
+            child = pending[i, 0]
+            if pending[i, 1]:
+                if k >= n_values:
+                    break
+                h = work.values[k]
+                k += 1
+                if h != np.inf and h > top:
+                    top = h
+            elif nodes.status[child] == OPEN and nodes.h[child] > top:
+                top = nodes.h[child]
+        if top >= limit:
+            info[NEED_KEYS] = np.int64(top) + 1
+            return False
     k = 0
     for i in range(info[_N_PENDING]):
-        child = e.pending[i, 0]
-        if e.pending[i, 1]:
+        child = pending[i, 0]
+        if pending[i, 1]:
             if k >= n_values:
                 break
-            h = e.values[k]
+            h = work.values[k]
             k += 1
-            e.h[child] = h
             if h == np.inf:
-                node[child, _STATUS] = _DEAD
+                nodes.status[child] = DEAD
                 info[DEAD_ENDS] += 1
                 continue
-            node[child, _STATUS] = _OPEN
-        elif node[child, _STATUS] != _OPEN:
+            nodes.h[child] = h
+            nodes.status[child] = OPEN
+        elif nodes.status[child] != OPEN:
             continue
-        h = e.h[child]
+        hv = nodes.h[child]
         if astar:
-            _push(heap, info, node[child, _G] + h, h, child)
+            open_push(openl, np.float64(nodes.g[child]) + hv, np.float64(hv), child)
         else:
-            _push(heap, info, h, 0.0, child)
+            open_push(openl, hv, 0.0, child)
     info[EVALUATIONS] += k
     info[_N_PENDING] = 0
     info[_AWAITING] = 0
-
-
-@njit(cache=CACHE)
-def _start(
-    e,
-    init,
-    max_evaluations,
-    external,
-    kind,
-    fdr,
-    ut,
-    rw,
-    ct,
-    lw,
-    gc_fact,
-    gc_neg_ptr,
-    gc_neg_idx,
-    goal,
-    goal_neg,
-    step,
-    astar,
-):
-    """Register and evaluate the initial state; returns the status to report, or -1 to go on."""
-    info = e.info
-    info[_STARTED] = 1
-    hv = _hash(init)
-    root = 0
-    info[_N_NODES] = 1
-    e.table[hv & np.uint64(e.table.shape[0] - 1)] = root
-    e.hashes[root] = hv
-    e.states[root, :] = init
-    e.node[root, _PARENT] = -1
-    e.node[root, _ACTION] = -1
-    e.node[root, _G] = 0
-    e.node[root, _STATUS] = _PENDING
-    e.pending[0, 0] = root
-    e.pending[0, 1] = 1
-    info[_N_PENDING] = 1
-    if max_evaluations < 1:
-        return EVALUATION_LIMIT
-    info[N_NEW] = 1
-    if external:
-        e.batch[0, :] = init
-        info[_AWAITING] = 1
-        return NEED_VALUES
-    e.values[0] = _evaluate(
-        init, kind, fdr, ut, rw, ct, lw, gc_fact, gc_neg_ptr, gc_neg_idx, goal, goal_neg, step
-    )
-    _apply_pending(e, 1, astar)
-    return -1
+    return True
 
 
 @njit(cache=CACHE, inline="always")
-def _hash(words):
-    """splitmix64-style mixing of the state's words."""
-    x = np.uint64(0x9E3779B97F4A7C15)
-    for w in words:
-        x ^= w + np.uint64(0x9E3779B97F4A7C15) + (x << np.uint64(6)) + (x >> np.uint64(2))
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
-    return x
+def _fact_successor(words, a, st, out):
+    """The fact bit set of `words` after operator `a`, into `out`."""
+    one = np.uint64(1)
+    for w in range(words.shape[0]):
+        out[w] = words[w]
+    for k in range(st.del_ptr[a], st.del_ptr[a + 1]):
+        f = st.del_idx[k]
+        out[f >> 6] &= ~(one << np.uint64(f & 63))
+    for k in range(st.add_ptr[a], st.add_ptr[a + 1]):
+        f = st.add_idx[k]
+        out[f >> 6] |= one << np.uint64(f & 63)
+
+
+@njit(cache=CACHE, inline="always")
+def _holds_goal(words, st):
+    one = np.uint64(1)
+    for k in range(st.goal.shape[0]):
+        f = st.goal[k]
+        if (words[f >> 6] >> np.uint64(f & 63)) & one == 0:
+            return False
+    for k in range(st.goal_neg.shape[0]):
+        f = st.goal_neg[k]
+        if (words[f >> 6] >> np.uint64(f & 63)) & one != 0:
+            return False
+    return True
 
 
 @njit(cache=CACHE)
 def run(
-    e,
-    init,
-    gen,
-    add_ptr,
-    add_idx,
-    del_ptr,
-    del_idx,
-    goal,
-    goal_neg,
-    cost,
+    nodes,
+    table,
+    openl,
+    work,
+    st,
+    init_words,
+    init_packed,
+    hargs,
+    external,
     astar,
     reopen,
     max_evaluations,
     max_expansions,
-    kind,
-    fdr,
-    ut,
-    rw,
-    ct,
-    lw,
-    gc_fact,
-    gc_neg_ptr,
-    gc_neg_idx,
-    step,
+    max_nodes,
 ):
-    """Advance the search until it ends or pauses; returns one of SOLVED, EXHAUSTED,
-    EVALUATION_LIMIT, PAUSED (after `max_expansions` expansions), GROW (call again with a
-    `grow`n engine) or NEED_VALUES (fill ``e.values[:e.info[N_NEW]]`` with the values of
-    ``e.batch[:e.info[N_NEW]]`` and call again). `gen` is the task's `SuccessorGenerator`;
-    ``add_*``/``del_*`` are the effects as uint32 CSR arrays."""
-    info, node, states, scratch = e.info, e.node, e.states, e.scratch
-    external = kind == EXTERNAL
+    """Advance the search until it ends or pauses; returns SOLVED, EXHAUSTED, EVALUATION_LIMIT,
+    PAUSED (after `max_expansions` expansions), NEED_VALUES (fill ``work.values[:info[N_NEW]]``
+    with the values of ``work.batch[:info[N_NEW]]`` and call again), or GROW_NODES (the next
+    expansion could exceed `max_nodes` or the node arrays), GROW_TABLE or GROW_OPEN (call again
+    with a bigger one: `grow_nodes`, `new_table` + `rehash`, `open_lists.grow_*`)."""
+    info, pending = work.info, work.pending
+    status, packed = nodes.status, nodes.packed
+    n_packed = packed.shape[1]
+    child_packed = work.child
     one = np.uint64(1)
     if info[_AWAITING]:
-        _apply_pending(e, info[N_NEW], astar)
+        if not _apply_pending(nodes, openl, work, info[N_NEW], astar):
+            return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
             return EVALUATION_LIMIT
     if not info[_STARTED]:
-        code = _start(
-            e,
-            init,
-            max_evaluations,
-            external,
-            kind,
-            fdr,
-            ut,
-            rw,
-            ct,
-            lw,
-            gc_fact,
-            gc_neg_ptr,
-            gc_neg_idx,
-            goal,
-            goal_neg,
-            step,
-            astar,
-        )
-        if code >= 0:
-            return code
-    n_words = scratch.shape[0]
-    n_actions = e.pending.shape[0] - 1
-    g_fact, g_none_ptr, g_none_idx, g_skip, g_ops_ptr, g_ops_idx = gen
+        info[_STARTED] = 1
+        mask = np.uint64(table.shape[0] - 1)
+        table[hash_words(init_packed) & mask] = 0
+        info[N_NODES] = 1
+        for w in range(init_packed.shape[0]):
+            packed[0, w] = init_packed[w]
+        nodes.parent[0] = -1
+        nodes.g[0] = 0
+        status[0] = PENDING
+        pending[0, 0] = 0
+        pending[0, 1] = 1
+        info[_N_PENDING] = 1
+        if max_evaluations < 1:
+            return EVALUATION_LIMIT
+        info[N_NEW] = 1
+        for w in range(init_words.shape[0]):
+            work.batch[0, w] = init_words[w]
+        if external:
+            info[_AWAITING] = 1
+            return NEED_VALUES
+        work.values[0] = state_value(hargs, work.batch[0])
+        info[_AWAITING] = 1
+        if not _apply_pending(nodes, openl, work, 1, astar):
+            return GROW_OPEN
+    n_actions = pending.shape[0] - 1
+    g_fact, g_none_ptr, g_none_idx, g_skip, g_ops_ptr, g_ops_idx = st.gen
+    pk = st.packing
     n_gen = g_skip.shape[0]
-    table = e.table
+    capacity = min(status.shape[0], max_nodes)
     mask = np.uint64(table.shape[0] - 1)
+    words = work.words
     expanded = 0
     while True:
         if expanded >= max_expansions:
             return PAUSED
-        if info[_N_NODES] + n_actions > node.shape[0] or info[_HEAP_SIZE] + n_actions > e.heap.shape[0]:
-            return GROW
+        if info[N_NODES] + n_actions > capacity:
+            return GROW_NODES
+        if (info[N_NODES] + n_actions) > MAX_LOAD * table.shape[0]:
+            return GROW_TABLE
+        if not open_room(openl, n_actions + 1):
+            return GROW_OPEN
         # ---- next node to expand
         current = -1
-        while info[_HEAP_SIZE] > 0:
-            candidate = _pop(e.heap, info)
-            if node[candidate, _STATUS] != _CLOSED:
+        while True:
+            candidate = open_pop(openl)
+            if candidate < 0:
+                break
+            if status[candidate] == OPEN:
                 current = candidate
                 break
         if current < 0:
             return EXHAUSTED
-        node[current, _STATUS] = _CLOSED
+        status[current] = CLOSED
         info[EXPANSIONS] += 1
         expanded += 1
-        words = states[current]
-        goal_holds = True
-        for k in range(goal.shape[0]):
-            f = goal[k]
-            if (words[f >> 6] >> np.uint64(f & 63)) & one == 0:
-                goal_holds = False
-                break
-        if goal_holds:
-            for k in range(goal_neg.shape[0]):
-                f = goal_neg[k]
-                if (words[f >> 6] >> np.uint64(f & 63)) & one != 0:
-                    goal_holds = False
-                    break
-        if goal_holds:
+        unpack(packed[current], pk, words)
+        if _holds_goal(words, st):
             info[GOAL_NODE] = current
             return SOLVED
         # ---- its successors, in the successor generator's order
-        g_node = node[current, _G]
+        g_node = nodes.g[current]
         n_pending = 0
         n_new = 0
         i = 0
@@ -439,64 +450,50 @@ def run(
             for j in range(g_ops_ptr[i], g_ops_ptr[i + 1]):
                 a = g_ops_idx[j]
                 info[GENERATED] += 1
-                for w in range(n_words):
-                    scratch[w] = words[w]
-                for k in range(del_ptr[a], del_ptr[a + 1]):
-                    df = del_idx[k]
-                    scratch[df >> 6] &= ~(one << np.uint64(df & 63))
-                for k in range(add_ptr[a], add_ptr[a + 1]):
-                    af = add_idx[k]
-                    scratch[af >> 6] |= one << np.uint64(af & 63)
+                apply_packed(packed[current], a, pk, child_packed)
                 # look the successor up in the hash table, registering it when new
-                hv = _hash(scratch)
-                slot = hv & mask
+                slot = hash_words(child_packed) & mask
                 child = -1
                 while True:
                     c = table[slot]
                     if c < 0:
                         break
-                    if e.hashes[c] == hv:
-                        same = True
-                        for w in range(n_words):
-                            if states[c, w] != scratch[w]:
-                                same = False
-                                break
-                        if same:
-                            child = c
+                    same = True
+                    for w in range(n_packed):
+                        if packed[c, w] != child_packed[w]:
+                            same = False
                             break
+                    if same:
+                        child = c
+                        break
                     slot = (slot + one) & mask
                 if child < 0:
-                    child = info[_N_NODES]
-                    info[_N_NODES] = child + 1
+                    child = info[N_NODES]
+                    info[N_NODES] = child + 1
                     table[slot] = child
-                    e.hashes[child] = hv
-                    for w in range(n_words):
-                        states[child, w] = scratch[w]
-                    node[child, _STATUS] = _NEW
-                status = node[child, _STATUS]
-                if status == _DEAD:
+                    for w in range(n_packed):
+                        packed[child, w] = child_packed[w]
+                    status[child] = NEW
+                s = status[child]
+                if s == DEAD:
                     continue
-                g_child = g_node + cost[a]
-                if status == _NEW:
-                    node[child, _STATUS] = _PENDING
-                    node[child, _G] = g_child
-                    node[child, _PARENT] = current
-                    node[child, _ACTION] = a
-                    e.pending[n_pending, 0] = child
-                    e.pending[n_pending, 1] = 1
+                g_child = g_node + st.cost[a]
+                if s == NEW:
+                    status[child] = PENDING
+                    nodes.g[child] = g_child
+                    nodes.parent[child] = current
+                    pending[n_pending, 0] = child
+                    pending[n_pending, 1] = 1
                     n_pending += 1
-                    if external:
-                        for w in range(n_words):
-                            e.batch[n_new, w] = scratch[w]
+                    _fact_successor(words, a, st, work.batch[n_new])
                     n_new += 1
-                elif node[child, _G] > g_child:
-                    node[child, _G] = g_child
-                    node[child, _PARENT] = current
-                    node[child, _ACTION] = a
-                    if status == _OPEN or (status == _CLOSED and reopen):
-                        node[child, _STATUS] = _OPEN
-                        e.pending[n_pending, 0] = child
-                        e.pending[n_pending, 1] = 0
+                elif nodes.g[child] > g_child:
+                    nodes.g[child] = g_child
+                    nodes.parent[child] = current
+                    if s == OPEN or (s == CLOSED and reopen):
+                        status[child] = OPEN
+                        pending[n_pending, 0] = child
+                        pending[n_pending, 1] = 0
                         n_pending += 1
             i += 1
         info[_N_PENDING] = n_pending
@@ -505,30 +502,50 @@ def run(
             n_new = budget
             info[_STOP_AFTER_PENDING] = 1
         info[N_NEW] = n_new
+        info[_AWAITING] = 1
         if external and n_new > 0:
-            info[_AWAITING] = 1
             return NEED_VALUES
-        k = 0
-        for j in range(n_pending):
-            if e.pending[j, 1]:
-                if k >= n_new:
-                    break
-                e.values[k] = _evaluate(
-                    states[e.pending[j, 0]],
-                    kind,
-                    fdr,
-                    ut,
-                    rw,
-                    ct,
-                    lw,
-                    gc_fact,
-                    gc_neg_ptr,
-                    gc_neg_idx,
-                    goal,
-                    goal_neg,
-                    step,
-                )
-                k += 1
-        _apply_pending(e, n_new, astar)
+        for k in range(n_new):
+            work.values[k] = state_value(hargs, work.batch[k])
+        if not _apply_pending(nodes, openl, work, n_new, astar):
+            return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
             return EVALUATION_LIMIT
+
+
+@njit(cache=CACHE)
+def creating_operator(parent_packed, child_packed, words, st, scratch):
+    """The operator the engine recorded for reaching `child_packed` from `parent_packed` (whose
+    fact bit set is `words`): the cheapest that leads there, the first in the successor
+    generator's order among equally cheap ones (what an expansion keeps, as it updates a node only
+    on a strictly cheaper path); -1 if none does."""
+    g_fact, g_none_ptr, g_none_idx, g_skip, g_ops_ptr, g_ops_idx = st.gen
+    one = np.uint64(1)
+    best, best_cost = -1, np.int64(0)
+    i = 0
+    while i < g_skip.shape[0]:
+        f = g_fact[i]
+        if f >= 0:
+            holds = (words[f >> 6] >> np.uint64(f & 63)) & one != 0
+        else:
+            holds = True
+            for j in range(g_none_ptr[i], g_none_ptr[i + 1]):
+                nf = g_none_idx[j]
+                if (words[nf >> 6] >> np.uint64(nf & 63)) & one != 0:
+                    holds = False
+                    break
+        if not holds:
+            i = g_skip[i]
+            continue
+        for j in range(g_ops_ptr[i], g_ops_ptr[i + 1]):
+            a = g_ops_idx[j]
+            apply_packed(parent_packed, a, st.packing, scratch)
+            same = True
+            for w in range(scratch.shape[0]):
+                if scratch[w] != child_packed[w]:
+                    same = False
+                    break
+            if same and (best < 0 or st.cost[a] < best_cost):
+                best, best_cost = a, st.cost[a]
+        i += 1
+    return best

@@ -19,6 +19,7 @@ def gbfs(
     heuristic: str | BatchHeuristic | BatchEvaluator,
     max_evaluations: int | None = 10_000,
     time_limit: float | None = None,
+    memory_limit: float | None = None,
 ) -> SearchResult:
     """Run eager GBFS from `task.init`; see the module docstring for the exact semantics.
 
@@ -29,5 +30,15 @@ def gbfs(
             returning n values (inf = dead end).
         max_evaluations: heuristic-evaluation budget (the paper uses 10,000); None for none.
         time_limit: optional wall-clock limit in seconds.
+        memory_limit: memory limit in MB of this process while it searches (its memory before the
+            search included); the search ends with status ``memory_limit`` before passing it.
+            None: three quarters of the machine's memory (`pddlgym_sl.memory`).
     """
-    return search(task, heuristic, astar=False, max_evaluations=max_evaluations, time_limit=time_limit)
+    return search(
+        task,
+        heuristic,
+        astar=False,
+        max_evaluations=max_evaluations,
+        time_limit=time_limit,
+        memory_limit=memory_limit,
+    )

@@ -24,7 +24,8 @@ class SearchResult:
         status: "solved", "evaluation_limit" (the next evaluation would exceed the budget),
             "exhausted" (the reachable space with finite heuristic values was searched: unsolvable
             as far as the heuristic's dead-end detection goes), "pruned" (a confidence-aware search's
-            open lists ran empty after it pruned states: not a proof of anything) or "time_limit".
+            open lists ran empty after it pruned states: not a proof of anything), "time_limit" or
+            "memory_limit" (the search would have passed its memory limit).
         plan_indices: action indices of the plan.
     """
 

@@ -1,0 +1,133 @@
+"""Long searches, ours beside Fast Downward's: evaluations per second and peak resident memory.
+
+`benchmarks/ipc_core.py --part long` runs these on `LONG_TASKS`. Each planner runs in a process of
+its own, so that its peak resident set (``ru_maxrss``) is its own:
+
+- Fast Downward: its translator, then its search binary (``downward``, from the
+  ``up-fast-downward`` wheel) on the translator's output, timed and measured by ``wait4``; the
+  evaluations, expansions and search time come from its log, the plan from ``sas_plan``.
+Rates are evaluations per second of CPU time, the search alone on both sides (Fast Downward's log
+reports its search time in CPU seconds; ours is ``time.process_time`` around the search), so that
+a busy machine slows both alike.
+
+- ours: a fresh Python process that loads the task (our reader, the translator in process),
+  runs a short warm-up search (the kernels come from numba's cache; a cold cache would add the
+  compiler's own peak, so the benchmark warms it first in another process), then the search
+  with no evaluation cap. Its peak includes the interpreter, numpy, numba and the translator's
+  objects (about 170 MB before the first state), which Fast Downward's search binary does not
+  have; the baseline is printed beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from pddlgym_sl.fd import driver_path
+
+CONFIGS = {"gbfs": ("hff", "eager_greedy([ff()])"), "astar": ("lmcut", "astar(lmcut())")}
+"""Search name -> (our heuristic, Fast Downward's search configuration)."""
+
+
+def _search_binary() -> Path:
+    return driver_path().parent / "builds" / "release" / "bin" / "downward"
+
+
+def _number(pattern: str, log: str) -> float | None:
+    found = re.findall(pattern, log)
+    return float(found[-1]) if found else None
+
+
+def fast_downward(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
+    """Fast Downward's run: solved, evaluations, expansions, seconds (search time), plan, rss_mb."""
+    with tempfile.TemporaryDirectory() as tmp:
+        translate = [sys.executable, "-m", "fast_downward.translate", str(domain_file), str(problem_file)]
+        subprocess.run([*translate, "--sas-file", "output.sas"], cwd=tmp, check=True, capture_output=True)
+        log_file = Path(tmp) / "log"
+        with open(Path(tmp) / "output.sas") as sas, open(log_file, "w") as log:
+            proc = subprocess.Popen(
+                [str(_search_binary()), "--search", CONFIGS[search][1]],
+                stdin=sas,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=tmp,
+            )
+        timer = threading.Timer(time_limit, os.kill, (proc.pid, signal.SIGKILL))
+        timer.start()
+        _, _, usage = os.wait4(proc.pid, 0)
+        timer.cancel()
+        proc.returncode = 0
+        log = log_file.read_text()
+        plan_file = Path(tmp) / "sas_plan"
+        plan = None
+        if plan_file.exists():
+            plan = [line.strip()[1:-1] for line in plan_file.read_text().splitlines() if line.startswith("(")]
+    evaluations = _number(r"Evaluated (\d+) state", log)
+    return {
+        "solved": "Solution found" in log,
+        "evaluations": int(evaluations) if evaluations is not None else None,
+        "expansions": int(_number(r"Expanded (\d+) state", log) or 0),
+        "seconds": _number(r"Search time: ([\d.]+)s", log),
+        "plan": plan,
+        "rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+_OURS = """
+import json, resource, sys, time
+from pddlgym_sl import load_task
+from pddlgym_sl.memory import rss_bytes
+from pddlgym_sl.search import SEARCHES
+from pddlgym_sl.search.warm_up import warm_up
+domain, problem, search, heuristic, limit = sys.argv[1:6]
+task = load_task(domain, problem)
+warm_up(SEARCHES[search], task, heuristic)
+base = rss_bytes()
+cpu = time.process_time()
+r = SEARCHES[search](task, heuristic, max_evaluations=None, time_limit=float(limit))
+cpu = time.process_time() - cpu
+print(json.dumps({"solved": r.solved, "status": r.status, "evaluations": r.evaluations,
+                  "expansions": r.expansions, "seconds": cpu, "wall_seconds": r.seconds,
+                  "plan": r.plan if r.solved else None,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "base_mb": base / 2**20}))
+"""
+
+
+def ours(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
+    """Our run, in a fresh process (keys as `fast_downward`'s, plus status and base_mb)."""
+    args = [str(domain_file), str(problem_file), search, CONFIGS[search][0], str(time_limit)]
+    subprocess.run([sys.executable, "-c", _OURS, *args[:4], "0.001"], check=True, capture_output=True)
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", _OURS, *args], check=True, capture_output=True, text=True
+    ).stdout
+    result = json.loads(out)
+    result["wall"] = time.perf_counter() - start
+    return result
+
+
+def _plan_names(plan: list[str] | None) -> list[str] | None:
+    """Action names without parentheses, lower case (Fast Downward's sas_plan format)."""
+    return None if plan is None else [a.strip("()").lower() for a in plan]
+
+
+def compare(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
+    """Both runs on one task, and whether they searched the same nodes and returned the same plan."""
+    fd = fast_downward(domain_file, problem_file, search, time_limit)
+    mine = ours(domain_file, problem_file, search, 1.5 * time_limit)
+    same = (fd["evaluations"], fd["expansions"]) == (mine["evaluations"], mine["expansions"])
+    return {
+        "fd": fd,
+        "ours": {k: v for k, v in mine.items() if k != "plan"},
+        "same_nodes": same,
+        "same_plan": _plan_names(mine["plan"]) == _plan_names(fd["plan"]),
+    }

@@ -1,0 +1,174 @@
+"""The engine's compact storage: packed states (round trip, successors), the open lists' order
+(against a sorted reference), the operator recovered for a plan step, and the memory limit (a search
+that needs more ends with status ``memory_limit`` within the limit, in a fresh process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import domains
+from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.plan import main as plan_main
+from pddlgym_sl.plan import resolve_task
+from pddlgym_sl.search import gbfs
+from pddlgym_sl.search import open_lists as ol
+from pddlgym_sl.search.packing import apply_packed, pack_state, task_packing, unpack
+
+DOMAINS = tuple(domains.DOMAIN_NAMES)
+IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
+
+
+@pytest.fixture(scope="module")
+def tasks_by_domain() -> dict:
+    """A generated problem of each bundled domain (their plan defaults)."""
+    return {d: resolve_task(d, None, {}, 1) for d in DOMAINS}
+
+
+def _random_walk(task, steps: int, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    state, states = task.init, [task.init]
+    for _ in range(steps):
+        succ = task.successors(state)
+        if not succ:
+            break
+        state = succ[rng.integers(len(succ))][1]
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_packed_states_round_trip_and_follow_the_operators(domain, tasks_by_domain):
+    task = tasks_by_domain[domain]
+    packing, init = task_packing(task)
+    assert packing.n_words * 32 >= sum(int(m).bit_count() for m in packing.var_mask)
+    words = np.empty(task.n_words, dtype=np.uint64)
+    child = np.empty(packing.n_words, dtype=np.uint32)
+    for state in _random_walk(task, 40, seed=1):
+        packed = pack_state(task, packing, state.words)
+        unpack(packed, packing, words)
+        assert words.tobytes() == bytes(state)
+        for a, succ in task.successors(state):
+            apply_packed(packed, a, packing, child)
+            assert child.tobytes() == pack_state(task, packing, succ.words).tobytes()
+    assert init.tobytes() == pack_state(task, packing, task.init.words).tobytes()
+
+
+@pytest.mark.skipif(not IPC.is_dir(), reason="needs ../shared/ipc23-lt")
+@pytest.mark.parametrize("domain", ["childsnack", "floortile", "rovers", "sokoban", "transport"])
+def test_packed_ipc_states_round_trip(domain):
+    from pddlgym_sl import load_task
+
+    task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[0])
+    packing, _ = task_packing(task)
+    words = np.empty(task.n_words, dtype=np.uint64)
+    for state in _random_walk(task, 60, seed=2):
+        unpack(pack_state(task, packing, state.words), packing, words)
+        assert words.tobytes() == bytes(state)
+
+
+def test_packing_is_denser_than_fact_bits_on_multi_valued_variables():
+    task = resolve_task("ferry", None, {"locations": 20, "cars": 20}, 1)
+    packing, _ = task_packing(task)
+    assert packing.n_words * 4 < task.n_words * 8  # 20 locations: 5 bits per car instead of 21
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 40)), min_size=1, max_size=700))
+def test_bucket_queue_pops_by_key_then_first_in_first_out(ops):
+    b = ol.new_buckets(n_keys=4, n_chunks=2)
+    reference: list[tuple[int, int, int]] = []
+    seq = 0
+    for is_push, key in ops:
+        if is_push or not reference:
+            b = ol.grow_buckets(b, key + 1, 2)
+            ol.buckets_push(b, key, seq)
+            reference.append((key, seq, seq))
+            seq += 1
+        else:
+            reference.sort()
+            assert ol.buckets_pop(b) == reference.pop(0)[2]
+    reference.sort()
+    while reference:
+        assert ol.buckets_pop(b) == reference.pop(0)[2]
+    assert ol.buckets_pop(b) == -1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 2), st.lists(st.tuples(st.booleans(), st.integers(0, 6), st.integers(0, 3)), max_size=300)
+)
+def test_heap_pops_by_keys_then_first_in_first_out(nk, ops):
+    h = ol.new_heap(nk, capacity=2)
+    reference: list[tuple] = []
+    seq = 0
+    for is_push, k0, k1 in ops:
+        if is_push or not reference:
+            h = ol.grow_heap(h, 1)
+            ol.heap_push(h, float(k0), float(k1), seq)
+            reference.append((k0, k1 if nk > 1 else 0, seq))
+            seq += 1
+        else:
+            reference.sort()
+            assert ol.heap_pop(h) == reference.pop(0)[2]
+    reference.sort()
+    while reference:
+        assert ol.heap_pop(h) == reference.pop(0)[2]
+    assert ol.heap_pop(h) == -1
+
+
+def test_plans_replay_with_the_recovered_operators(tasks_by_domain):
+    for domain in DOMAINS:
+        task = tasks_by_domain[domain]
+        result = gbfs(task, "hff", max_evaluations=None)
+        assert result.solved
+        assert task.is_goal(task.validate_plan(result.plan_indices)[-1])
+
+
+def test_a_bad_memory_limit_is_refused(tasks_by_domain):
+    with pytest.raises(ConfigError, match="memory_limit"):
+        gbfs(tasks_by_domain["ferry"], "hff", memory_limit=0)
+
+
+_LIMITED = """
+import json, resource, sys
+from pddlgym_sl.memory import rss_bytes
+from pddlgym_sl.plan import resolve_task
+from pddlgym_sl.search import gbfs
+task = resolve_task("ferry", None, {"locations": 40, "cars": 40}, 1)
+gbfs(task, "blind", max_evaluations=50)  # compile first: compilation has its own peak
+base = rss_bytes()
+limit_mb = base / 2**20 + float(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+result = gbfs(task, "blind", max_evaluations=None, memory_limit=limit_mb)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"status": result.status, "evaluations": result.evaluations, "limit": limit_mb * 2**20,
+                  "peak": peak, "before": before}))
+"""
+
+
+def test_a_search_that_needs_more_memory_ends_with_memory_limit_within_it():
+    """Blind GBFS on ferry with 40 cars never ends; with 40 MB above what the process holds it must
+    stop with status memory_limit, and the process's peak resident memory must stay under the limit."""
+    out = subprocess.run([sys.executable, "-c", _LIMITED, "40"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["status"] == "memory_limit"
+    assert r["evaluations"] > 100_000  # it used the memory it had, at tens of bytes per state
+    assert r["peak"] <= r["limit"] or r["peak"] <= r["before"]
+
+
+def test_plan_command_reports_the_memory_limit(capsys, tmp_path):
+    problem = tmp_path / "p.pddl"
+    problem.write_text(domains.generate_problem("ferry", seed=1, locations=40, cars=40))
+    argv = [str(domains.domain_file("ferry")), str(problem), "--heuristic", "blind", "--json"]
+    code = plan_main([*argv, "--max-evaluations", "100000000", "--memory-limit", "1"])
+    assert code == 1
+    assert json.loads(capsys.readouterr().out)["status"] == "memory_limit"
