@@ -16,6 +16,10 @@ Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) i
   search is Fast Downward's, node for node, which the script checks and prints), so the ratio is
   Fast Downward's total search time over ours. Ours is the best of three runs after a warm-up
   (compilation excluded); Fast Downward's search time is from its log.
+- **long**: searches of 1M-10M evaluations (`LONG_TASKS`: tasks on which Fast Downward needs 10 to
+  300 s, GBFS + hFF and A* + LM-cut), evaluations per CPU second and peak resident memory, ours
+  beside Fast Downward's, each planner in a process of its own (`long_search`); ``--select``
+  chooses the tasks again (hours: it runs Fast Downward on candidates until it finds them).
 - **coverage**: tasks of ``testing-easy`` solved by GBFS + hFF within ``--coverage-limit``
   evaluations (and ``--time-limit`` seconds), ours and Fast Downward's (solved when its
   ``eager_greedy([ff()])`` run needed at most that many evaluations), with the total evaluations
@@ -29,10 +33,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from long_search import compare, select  # beside this file: python puts benchmarks/ on the path
 
 import domains
 from pddlgym_sl import load_task
@@ -156,6 +163,45 @@ def search(selected: tuple[str, ...], time_limit: float) -> None:
                 )
 
 
+LONG_TASKS = Path(__file__).with_name("long_tasks.json")
+"""The tasks of the long part (``--select`` writes it): {search: {domain: [{"task", "fd_seconds"}]}}."""
+
+
+def long(selected: tuple[str, ...], reselect: bool) -> None:
+    chosen = json.loads(LONG_TASKS.read_text()) if LONG_TASKS.exists() else {}
+    if reselect:
+        for search, pattern in (("gbfs", "testing-*/*.pddl"), ("astar", "training/*.pddl")):
+            for d in selected:
+                candidates = sorted((IPC / d).glob(pattern))
+                chosen.setdefault(search, {})[d] = select(IPC / d, search, candidates)
+                LONG_TASKS.write_text(json.dumps(chosen, indent=1) + "\n")
+    for search, heuristic in (("gbfs", "hff"), ("astar", "lmcut")):
+        print(
+            f"== long {search} + {heuristic}: evaluations per CPU second of the search and peak resident "
+            "memory (MB), ours / Fast Downward's, each in a process of its own"
+        )
+        header = ("domain", "task", "evaluations", "ours/s", "FD/s", "x FD", "ours MB", "FD MB", "x FD", "same")
+        print("{:12} {:>22} {:>11} {:>9} {:>9} {:>5} {:>8} {:>7} {:>5} {:>10}".format(*header))
+        for d in selected:
+            for entry in chosen.get(search, {}).get(d, []):
+                limit = max(2 * entry["fd_seconds"], 30.0)
+                r = compare(IPC / d / "domain.pddl", IPC / d / entry["task"], search, limit)
+                fd, ours = r["fd"], r["ours"]
+                if not fd["solved"] or not ours["solved"]:
+                    print(f"{d:12} {entry['task']:>22} unsolved: FD {fd['solved']}, ours {ours['status']}")
+                    continue
+                fd_rate, ours_rate = fd["evaluations"] / fd["seconds"], ours["evaluations"] / ours["seconds"]
+                same = ("nodes" if r["same_nodes"] else "NODES DIFFER") + (
+                    "+plan" if r["same_plan"] else " PLAN DIFFERS"
+                )
+                print(
+                    f"{d:12} {entry['task']:>22} {ours['evaluations']:11d} {ours_rate:9.0f} {fd_rate:9.0f} "
+                    f"{ours_rate / fd_rate:5.2f} {ours['rss_mb']:8.0f} {fd['rss_mb']:7.0f} "
+                    f"{ours['rss_mb'] / fd['rss_mb']:5.2f} {same:>10}"
+                )
+                print(f"{'':12} {'':>22} (ours: {ours['base_mb']:.0f} MB before the search)")
+
+
 def coverage(selected: tuple[str, ...], limit: int, time_limit: float) -> None:
     print(
         f"== coverage of GBFS + hFF on testing-easy: solved within {limit} evaluations and {time_limit:g} s"
@@ -189,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
         "--part",
         nargs="+",
         default=["grounding", "search", "coverage"],
-        choices=["grounding", "search", "coverage"],
+        choices=["grounding", "search", "coverage", "long"],
     )
+    parser.add_argument("--select", action="store_true", help="long: choose the tasks again (hours)")
     parser.add_argument("--domains", nargs="+", default=list(IPC_DOMAINS), choices=IPC_DOMAINS)
     parser.add_argument("--coverage-limit", type=int, default=10_000)
     parser.add_argument("--time-limit", type=float, default=60.0)
@@ -205,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         search(selected, args.time_limit)
     if "coverage" in args.part:
         coverage(selected, args.coverage_limit, args.time_limit)
+    if "long" in args.part:
+        long(selected, args.select)
     return 0
 
 

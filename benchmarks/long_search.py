@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -52,6 +53,7 @@ def fast_downward(domain_file: Path, problem_file: Path, search: str, time_limit
         translate = [sys.executable, "-m", "fast_downward.translate", str(domain_file), str(problem_file)]
         subprocess.run([*translate, "--sas-file", "output.sas"], cwd=tmp, check=True, capture_output=True)
         log_file = Path(tmp) / "log"
+        cpu_limit = int(time_limit) + 1
         with open(Path(tmp) / "output.sas") as sas, open(log_file, "w") as log:
             proc = subprocess.Popen(
                 [str(_search_binary()), "--search", CONFIGS[search][1]],
@@ -59,8 +61,11 @@ def fast_downward(domain_file: Path, problem_file: Path, search: str, time_limit
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=tmp,
+                # a CPU-time limit, as Fast Downward's driver sets one: a busy machine slows the
+                # search's wall clock, not its CPU time
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 5)),
             )
-        timer = threading.Timer(time_limit, os.kill, (proc.pid, signal.SIGKILL))
+        timer = threading.Timer(20 * time_limit, os.kill, (proc.pid, signal.SIGKILL))  # a hung run
         timer.start()
         _, _, usage = os.wait4(proc.pid, 0)
         timer.cancel()
@@ -91,6 +96,7 @@ domain, problem, search, heuristic, limit = sys.argv[1:6]
 task = load_task(domain, problem)
 warm_up(SEARCHES[search], task, heuristic)
 base = rss_bytes()
+peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 cpu = time.process_time()
 r = SEARCHES[search](task, heuristic, max_evaluations=None, time_limit=float(limit))
 cpu = time.process_time() - cpu
@@ -98,7 +104,7 @@ print(json.dumps({"solved": r.solved, "status": r.status, "evaluations": r.evalu
                   "expansions": r.expansions, "seconds": cpu, "wall_seconds": r.seconds,
                   "plan": r.plan if r.solved else None,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "base_mb": base / 2**20}))
+                  "base_mb": base / 2**20, "peak_before_mb": peak_before}))
 """
 
 
@@ -123,7 +129,7 @@ def _plan_names(plan: list[str] | None) -> list[str] | None:
 def compare(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
     """Both runs on one task, and whether they searched the same nodes and returned the same plan."""
     fd = fast_downward(domain_file, problem_file, search, time_limit)
-    mine = ours(domain_file, problem_file, search, 1.5 * time_limit)
+    mine = ours(domain_file, problem_file, search, 20 * (fd["seconds"] or time_limit) + 60)  # wall clock
     same = (fd["evaluations"], fd["expansions"]) == (mine["evaluations"], mine["expansions"])
     return {
         "fd": fd,
@@ -131,3 +137,18 @@ def compare(domain_file: Path, problem_file: Path, search: str, time_limit: floa
         "same_nodes": same,
         "same_plan": _plan_names(mine["plan"]) == _plan_names(fd["plan"]),
     }
+
+
+def select(domain_dir: Path, search: str, candidates: list[Path], wanted: int = 2) -> list[dict]:
+    """The first `wanted` candidate tasks on which Fast Downward's search needs 10 to 300 CPU
+    seconds (giving up after three that it does not solve within 300 s)."""
+    chosen, unsolved = [], 0
+    for problem in candidates:
+        run = fast_downward(domain_dir / "domain.pddl", problem, search, 300)
+        if run["solved"] and 10 <= (run["seconds"] or 0) <= 300:
+            chosen.append({"task": str(problem.relative_to(domain_dir)), "fd_seconds": run["seconds"]})
+        elif not run["solved"]:
+            unsolved += 1
+        if len(chosen) == wanted or unsolved == 3:
+            break
+    return chosen

@@ -103,3 +103,30 @@ def test_every_kernel_uses_the_per_user_cache():
         if "cache=True" in line.replace(" ", "") and not line.lstrip().startswith(("#", "numba's"))
     ]
     assert offenders == []
+
+
+def test_kernels_are_stamped_with_every_kernel_source(tmp_path, monkeypatch):
+    """An edit to any module that defines kernels changes the stamp of all the project's kernels (a
+    kernel inlined into another module's must not leave the latter's cached code stale); an edit to a
+    module without kernels does not."""
+    from numba.core import caching
+
+    from pddlgym_sl import numba_cache
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    assert impl._locator_classes[0].__name__ == "_ProjectLocator"
+    package = tmp_path / "pddlgym_sl"
+    package.mkdir()
+    (package / "kernel.py").write_text("from numba import njit\n")
+    (package / "plain.py").write_text("X = 1\n")
+    monkeypatch.setattr(numba_cache, "_PACKAGES", (package, tmp_path / "agents"))
+
+    def digest() -> str:
+        numba_cache.kernel_sources_digest.cache_clear()
+        return numba_cache.kernel_sources_digest()
+
+    before = digest()
+    (package / "plain.py").write_text("X = 2\n")
+    assert digest() == before
+    (package / "kernel.py").write_text("from numba import njit  # changed\n")
+    assert digest() != before
