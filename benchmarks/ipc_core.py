@@ -180,7 +180,8 @@ def long(selected: tuple[str, ...], reselect: bool) -> None:
             f"== long {search} + {heuristic}: evaluations per CPU second of the search and peak resident "
             "memory (MB), ours / Fast Downward's, each in a process of its own"
         )
-        header = ("domain", "task", "evaluations", "ours/s", "FD/s", "x FD", "ours MB", "FD MB", "x FD", "same")
+        header = ("domain", "task", "evaluations", "ours/s", "FD/s", "x FD", "ours MB", "FD MB", "x FD")
+        header += ("same",)
         print("{:12} {:>22} {:>11} {:>9} {:>9} {:>5} {:>8} {:>7} {:>5} {:>10}".format(*header))
         for d in selected:
             for entry in chosen.get(search, {}).get(d, []):

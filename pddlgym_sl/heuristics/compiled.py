@@ -1,25 +1,30 @@
 """Heuristics that the search engine evaluates inside its compiled loop.
 
 A heuristic runs inside `pddlgym_sl.search.engine` (no Python call per expansion) when its
-`engine_args()` returns a NamedTuple of arrays whose *class is its own*: the engine calls
-``state_value(args, words)`` for every state it evaluates, and numba picks the implementation
-from the type of ``args`` while it compiles the engine. So the engine is compiled once per
+`engine_args()` returns a NamedTuple of arrays whose *class is its own*: after each expansion
+the engine calls ``state_values(args, states, n, out)`` for the new states, and numba picks the
+implementation from the type of ``args`` while it compiles the engine. So the engine is compiled once per
 heuristic type (and cached per type), and a compiled engine contains the kernels of its one
 heuristic only: a run never compiles a heuristic it does not use.
 
 Adding a compiled heuristic (in this package or outside it, e.g. a learned model in ``agents``):
 
 1. a NamedTuple class holding what the kernel reads and its work arrays;
-2. ``@overload(state_value)`` returning, for that class only (``args.instance_class is MyArgs``),
-   ``lambda args, words: my_kernel(args, words)`` where ``my_kernel`` is an ``@njit`` function
-   returning the state's value as a float64 (``inf`` for a dead end); ``words`` is the state's
-   fact bit set as 1-D uint64 words (`pddlgym_sl.task.State`). The module that registers the
-   overload must be imported before the first search with that heuristic (defining the class
-   in the same module guarantees it);
+2. ``@overload(state_values)`` returning, for that class only (``args.instance_class is MyArgs``),
+   ``lambda args, states, n, out: my_kernel(args, states, n, out)`` where ``my_kernel`` is an
+   ``@njit`` function writing the values of rows ``0..n-1`` of ``states`` into ``out[:n]`` as
+   float64 (``inf`` for a dead end), in row order; a row is a state's fact bit set as uint64 words
+   (`pddlgym_sl.task.State`). The module that registers the overload must be imported before the
+   first search with that heuristic (defining the class in the same module guarantees it);
 3. ``engine_args()`` on the heuristic object returning an instance.
 
 The values must be what ``heuristic.batch`` returns for the same states: the engine's search is
 then the same as the Python-driven one, node for node.
+
+Why a batch per expansion and not a call per state: the call passes every array of ``args``
+(reference counts included), which costs about a fifth of hFF's own time when paid per state;
+numba's inlining of overloads (``inline="always"``) would avoid it but mis-compiles this engine
+(it reuses the caller's loop variables).
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["state_value"]
+__all__ = ["state_values"]
 
 
-def state_value(args: Any, words: np.ndarray) -> float:
-    """The value of one state under the compiled heuristic `args` (numba overloads only)."""
-    raise TypeError("state_value is called from compiled code only; use Heuristic.batch from Python")
+def state_values(args: Any, states: np.ndarray, n: int, out: np.ndarray) -> None:
+    """The values of ``states[:n]`` under the compiled heuristic `args` into ``out[:n]`` (numba
+    overloads only)."""
+    raise TypeError("state_values is called from compiled code only; use Heuristic.batch from Python")

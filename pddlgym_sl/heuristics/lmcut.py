@@ -34,7 +34,7 @@ from numba.extending import overload
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.compiled import state_value
+from pddlgym_sl.heuristics.compiled import state_values
 from pddlgym_sl.heuristics.relaxed_task import CutTask, cut_task, state_props
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask
@@ -315,16 +315,17 @@ class LMCutArgs(NamedTuple):
 
 
 @njit(cache=CACHE)
-def _lmcut_state_value(words, ct, fdr, w, goal_zone_detection, border_detection):
-    h = lmcut_value(words, ct, fdr, w, goal_zone_detection, border_detection)
-    return np.inf if h < 0 else float(h)
+def _lmcut_values(states, n, out, ct, fdr, w, goal_zone_detection, border_detection):
+    for i in range(n):
+        h = lmcut_value(states[i], ct, fdr, w, goal_zone_detection, border_detection)
+        out[i] = np.inf if h < 0 else float(h)
 
 
-@overload(state_value)
-def _lmcut_overload(args, words):
+@overload(state_values)
+def _lmcut_overload(args, states, n, out):
     if isinstance(args, types.BaseNamedTuple) and args.instance_class is LMCutArgs:
-        return lambda args, words: _lmcut_state_value(
-            words, args.ct, args.fdr, args.work, args.goal_zone_detection, args.border_detection
+        return lambda args, states, n, out: _lmcut_values(
+            states, n, out, args.ct, args.fdr, args.work, args.goal_zone_detection, args.border_detection
         )
     return None
 

@@ -30,7 +30,7 @@ from numba.extending import overload
 
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.compiled import state_value
+from pddlgym_sl.heuristics.compiled import state_values
 from pddlgym_sl.heuristics.relaxed_task import (
     BASE_COST,
     EFFECT,
@@ -273,27 +273,30 @@ class HFFArgs(NamedTuple):
 
 
 @njit(cache=CACHE)
-def _explore_value(words, ut, fdr, additive, w):
-    h = explore(words, ut, fdr, additive, w)
-    return np.inf if h < 0 else float(h)
+def _explore_values(states, n, out, ut, fdr, additive, w):
+    for i in range(n):
+        h = explore(states[i], ut, fdr, additive, w)
+        out[i] = np.inf if h < 0 else float(h)
 
 
 @njit(cache=CACHE)
-def _ff_state_value(words, ut, fdr, w):
-    h, _ = ff_value(words, ut, fdr, w)
-    return np.inf if h < 0 else float(h)
+def _ff_values(states, n, out, ut, fdr, w):
+    for i in range(n):
+        h, _ = ff_value(states[i], ut, fdr, w)
+        out[i] = np.inf if h < 0 else float(h)
 
 
-@overload(state_value)
-def _relaxation_state_value(args, words):
+@overload(state_values)
+def _relaxation_state_values(args, states, n, out):
     if not isinstance(args, types.BaseNamedTuple):
         return None
-    if args.instance_class is HMaxArgs:
-        return lambda args, words: _explore_value(words, args.ut, args.fdr, False, args.work)
-    if args.instance_class is HAddArgs:
-        return lambda args, words: _explore_value(words, args.ut, args.fdr, True, args.work)
+    if args.instance_class in (HMaxArgs, HAddArgs):
+        additive = args.instance_class is HAddArgs
+        return lambda args, states, n, out: _explore_values(
+            states, n, out, args.ut, args.fdr, additive, args.work
+        )
     if args.instance_class is HFFArgs:
-        return lambda args, words: _ff_state_value(words, args.ut, args.fdr, args.work)
+        return lambda args, states, n, out: _ff_values(states, n, out, args.ut, args.fdr, args.work)
     return None
 
 

@@ -13,7 +13,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.compiled import state_value
+from pddlgym_sl.heuristics.compiled import state_values
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds, satisfies
 from pddlgym_sl.task import CompiledTask
@@ -67,14 +67,28 @@ class GoalCountArgs(NamedTuple):
     neg_idx: np.ndarray
 
 
-@overload(state_value)
-def _simple_state_value(args, words):
+@njit(cache=CACHE)
+def _blind_values(states, n, out, goal, goal_neg, step):
+    for i in range(n):
+        out[i] = 0.0 if satisfies(states[i], goal, goal_neg) else step
+
+
+@njit(cache=CACHE)
+def _goal_count_values(states, n, out, goal_fact, neg_ptr, neg_idx):
+    for i in range(n):
+        out[i] = goal_count_one(states[i], goal_fact, neg_ptr, neg_idx)
+
+
+@overload(state_values)
+def _simple_state_values(args, states, n, out):
     if not isinstance(args, types.BaseNamedTuple):
         return None
     if args.instance_class is BlindArgs:
-        return lambda args, words: 0.0 if satisfies(words, args.goal, args.goal_neg) else args.step
+        return lambda args, states, n, out: _blind_values(states, n, out, args.goal, args.goal_neg, args.step)
     if args.instance_class is GoalCountArgs:
-        return lambda args, words: float(goal_count_one(words, args.goal_fact, args.neg_ptr, args.neg_idx))
+        return lambda args, states, n, out: _goal_count_values(
+            states, n, out, args.goal_fact, args.neg_ptr, args.neg_idx
+        )
     return None
 
 

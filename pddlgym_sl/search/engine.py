@@ -30,8 +30,9 @@ system gives their pages only when they are first written, so an unused reservat
 nothing, and no array is copied while the search grows.
 
 **Heuristics.** Two ways to evaluate states share one loop: a heuristic with compiled arguments
-(`pddlgym_sl.heuristics.compiled.state_value`) runs inside the loop, one state at a time in
-generation order (its state, e.g. an adaptive queue, then evolves as in Fast Downward); any
+(`pddlgym_sl.heuristics.compiled.state_values`) runs inside the loop, the new states of an
+expansion in generation order (its state, e.g. an adaptive queue, then evolves as in
+Fast Downward); any
 other heuristic (a learned one) is called from Python once per expansion with all the new
 successors as one batch: the engine returns, the caller evaluates, and the engine inserts the
 values in generation order and goes on. Both give the same search, because nothing in an
@@ -51,7 +52,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from pddlgym_sl.heuristics.compiled import state_value
+from pddlgym_sl.heuristics.compiled import state_values
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.search.open_lists import (
     Buckets,
@@ -132,10 +133,10 @@ class NoHeuristic(NamedTuple):
     unused: np.ndarray
 
 
-@overload(state_value)
-def _no_heuristic_value(args, words):
+@overload(state_values)
+def _no_heuristic_values(args, states, n, out):
     if isinstance(args, types.BaseNamedTuple) and args.instance_class is NoHeuristic:
-        return lambda args, words: 0.0
+        return lambda args, states, n, out: None
     return None
 
 
@@ -389,7 +390,7 @@ def run(
         if external:
             info[_AWAITING] = 1
             return NEED_VALUES
-        work.values[0] = state_value(hargs, work.batch[0])
+        state_values(hargs, work.batch, 1, work.values)
         info[_AWAITING] = 1
         if not _apply_pending(nodes, openl, work, 1, astar):
             return GROW_OPEN
@@ -505,8 +506,8 @@ def run(
         info[_AWAITING] = 1
         if external and n_new > 0:
             return NEED_VALUES
-        for k in range(n_new):
-            work.values[k] = state_value(hargs, work.batch[k])
+        if n_new > 0:
+            state_values(hargs, work.batch, n_new, work.values)
         if not _apply_pending(nodes, openl, work, n_new, astar):
             return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
