@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "scipy",
     ),
     "rl": ("stable_baselines3", "sb3_contrib"),
+    "cluster": ("ray",),
 }
 """Extra name -> the top-level modules it provides (as in pyproject.toml's optional dependencies)."""
 
