@@ -437,7 +437,8 @@ def evaluate(args: Args) -> dict[str, Any]:
     try:  # one problem per unit: in this process (--jobs 1), local worker processes, or Ray tasks
         run_units(_solve, units, backend, on_result=record, initializer=_init_worker, initargs=init)
     except KeyboardInterrupt as exc:
-        note_kept(exc, f"{bar.n} of {len(files)} problems are evaluated, kept in {out / 'problems'}")
+        done = sum(_finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit) for f in files)
+        note_kept(exc, f"{done} of {len(files)} problems are evaluated, kept in {out / 'problems'}")
         raise
     finally:
         bar.close()
@@ -486,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the workers are stopped already
-        return interrupted(exc, "evaluated problems are kept")
+        return interrupted(exc, "evaluated problems are kept", now=argv is None)
     print(
         f"{s['domain']}/{s['split']} {s['heuristic']}: coverage {s['coverage']:.2f} "
         f"({s['solved']}/{s['problems']}), mean evaluations {s['mean_evaluations']:.0f} "

@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the workers are stopped already
-        return interrupted(exc, f"finished problems are kept under {args.out or 'data'}")
+        return interrupted(exc, f"finished problems are kept under {args.out or 'data'}", now=argv is None)
     for m in manifests:
         s = m["summary"]
         print(

@@ -86,8 +86,9 @@ def _die_like(status: int) -> None:
     with contextlib.suppress(OSError, ValueError):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     sys.stdout.flush()
-    signal.signal(number, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+    with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP take no handler
+        signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
     os.kill(os.getpid(), number)
     os._exit(128 + number)  # a signal whose default action does not end the process
 

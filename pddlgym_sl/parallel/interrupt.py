@@ -10,6 +10,7 @@ and gives the exit status a shell gives a process killed by that signal (130, 14
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -76,11 +77,19 @@ def note_kept(exc: KeyboardInterrupt, kept: str) -> None:
     exc.kept = kept  # type: ignore[attr-defined]
 
 
-def interrupted(exc: KeyboardInterrupt, kept: str, resume: str = RESUME) -> int:
+def interrupted(exc: KeyboardInterrupt, kept: str, resume: str = RESUME, *, now: bool = False) -> int:
     """Print the one line of an interrupted command (``interrupted (SIGINT): <kept>; <resume>``)
     and return its exit status, 128 + the signal's number. `kept` says what is kept, unless
-    `note_kept` said it more precisely on the way up."""
+    `note_kept` said it more precisely on the way up.
+
+    `now` (a command run from the command line): end the process at once instead of returning,
+    without the interpreter's teardown, which takes seconds once torch and scipy are loaded and
+    would keep an interrupted command alive after its line; what it keeps is on disk already."""
     kept = getattr(exc, "kept", kept)
     signum = getattr(exc, "signum", signal.SIGINT)
     print(f"interrupted ({signal.Signals(signum).name}): {kept}; {resume}", file=sys.stderr, flush=True)
-    return 128 + int(signum)
+    status = 128 + int(signum)
+    if now:
+        sys.stdout.flush()
+        os._exit(status)
+    return status

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.extras import require_extra
 from pddlgym_sl.parallel.children import become_worker, child_environment, kill_group, stop_commands
 from pddlgym_sl.parallel.interrupt import ignore_signals
 
@@ -73,6 +74,8 @@ class Backend:
             raise ConfigError("--address needs --backend ray")
         if self.retries < 0:
             raise ConfigError(f"retries must be >= 0, not {self.retries}")
+        if self.kind == "ray":  # before any work: the [cluster] extra must be there
+            require_extra("cluster", "--backend ray")
 
 
 @dataclass
@@ -170,7 +173,7 @@ class _Pool:
             return handle.result()
         except cf.process.BrokenProcessPool:
             raise WorkerError(
-                "a worker process died while it ran a unit (killed, or out of memory?); "
+                "a worker process died (killed, out of memory, or unable to start: see above); "
                 "finished units are kept: run the same command again to resume"
             ) from None
 

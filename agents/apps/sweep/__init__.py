@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the running jobs are stopped already
         kept = f"finished runs and evaluations are kept in {args.out}"
-        return interrupted(exc, kept, "run the same command again to finish")
+        return interrupted(exc, kept, "run the same command again to finish", now=argv is None)
     if not args.quiet and not args.dry_run:
         print(f"launched {len(result.launched)} jobs, {len(result.failed)} failed")
     return 1 if result.failed else 0
