@@ -242,3 +242,16 @@ def test_a_sweep_on_ray_equals_local_and_a_killed_worker_is_retried(cluster, tin
     assert {"report/table1.md", "report/table2.md"} <= set(same)
     logs = sorted(p.name for p in (tmp_path / "ray" / "logs").iterdir())
     assert logs == sorted(p.name for p in (tmp_path / "local" / "logs").iterdir())  # no pid file left
+
+
+def test_an_evaluation_on_ray_equals_local(cluster, tiny_dataset, tmp_path):
+    """``agents.evaluate --backend ray``: each worker process initialises once, results come back
+    to the driver, which writes them as the local backend does."""
+    address, _ = cluster
+    cmd = ["agents.evaluate", "--heuristic", "hff", "--domain", "ferry", "--split", "test"]
+    cmd += ["--data", str(tiny_dataset), "--limit", "200", "--quiet"]
+    _run([*cmd, "--jobs", "2", "--out", str(tmp_path / "local")])
+    _run([*cmd, "--backend", "ray", "--address", address, "--out", str(tmp_path / "ray")])
+    same, fields = _compare(tmp_path / "local", tmp_path / "ray")
+    assert sorted(same + fields) == ["problems/ferry-l7-c7-s1.json", "problems/ferry-l7-c7-s2.json",
+                                     "problems/ferry-l7-c7-s3.json", "summary.json"]  # fmt: skip

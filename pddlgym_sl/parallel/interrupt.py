@@ -87,6 +87,9 @@ def interrupted(exc: KeyboardInterrupt, kept: str, resume: str = RESUME, *, now:
     would keep an interrupted command alive after its line; what it keeps is on disk already."""
     kept = getattr(exc, "kept", kept)
     signum = getattr(exc, "signum", signal.SIGINT)
+    if now and threading.current_thread() is threading.main_thread():  # a second Ctrl-C: no traceback
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN)
     print(f"interrupted ({signal.Signals(signum).name}): {kept}; {resume}", file=sys.stderr, flush=True)
     status = 128 + int(signum)
     if now:

@@ -26,6 +26,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -171,7 +172,7 @@ class _Pool:
     def result(self, handle: cf.Future):
         try:
             return handle.result()
-        except cf.process.BrokenProcessPool:
+        except BrokenProcessPool:
             raise WorkerError(
                 "a worker process died (killed, out of memory, or unable to start: see above); "
                 "finished units are kept: run the same command again to resume"
