@@ -239,3 +239,26 @@ def test_backend_ray_without_ray_names_the_cluster_extra(tmp_path):
 def test_a_worker_that_dies_is_a_typed_error():
     with pytest.raises(WorkerError, match="worker process died"):
         run_units(os._exit, [Unit("a", (3,))], Backend(jobs=2))
+
+
+def test_a_resume_removes_what_writers_killed_mid_write_left_and_nothing_else(tmp_path):
+    """Temporaries of atomic writes carry host and pid: a dead writer's of this machine go; a live
+    writer's, another machine's and names of another form stay."""
+    from pddlgym_sl.io import _HOST, atomic_write_text, remove_orphaned_temporaries
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    pid = int(dead.stdout)
+    sub = tmp_path / "labels"
+    atomic_write_text(sub / "a.json", "{}")
+    orphan = sub / f".a.json.{_HOST}~{pid}.k3j2h1.tmp"
+    kept = [
+        sub / f".a.json.{_HOST}~{os.getpid()}.x1.tmp",
+        sub / f".a.json.elsewhere~{pid}.x2.tmp",
+        sub / ".a.json.x3.tmp",
+    ]
+    for path in [orphan, *kept]:
+        path.write_text("partial")
+    assert remove_orphaned_temporaries(tmp_path) == 1
+    assert not orphan.exists() and all(p.exists() for p in kept) and (sub / "a.json").read_text() == "{}"

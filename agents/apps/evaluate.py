@@ -63,7 +63,7 @@ from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.generate import given_domain_file
 from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
-from pddlgym_sl.io import atomic_write_json
+from pddlgym_sl.io import atomic_write_json, remove_orphaned_temporaries
 from pddlgym_sl.parallel import BACKENDS, Backend, Unit, interrupted, run_units, stop_on_signals
 from pddlgym_sl.parallel.interrupt import note_kept
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
@@ -404,6 +404,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     else:
         out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / (split + suffix)
     (out / "problems").mkdir(parents=True, exist_ok=True)
+    remove_orphaned_temporaries(out)  # what a run killed mid-write left
     pending = [
         f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit)
     ]

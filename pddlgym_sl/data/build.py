@@ -43,7 +43,7 @@ from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slo
 from pddlgym_sl.data.upper import add_upper
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import fast_downward_version
-from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
+from pddlgym_sl.io import atomic_write_bytes, atomic_write_json, remove_orphaned_temporaries
 from pddlgym_sl.parallel import Backend, Unit, run_units
 from pddlgym_sl.parallel.interrupt import note_kept
 from pddlgym_sl.task import CORE_VERSION, load_task
@@ -112,6 +112,7 @@ def build_split(
             elif path.exists():
                 path.unlink()
     split_dir.mkdir(parents=True, exist_ok=True)
+    remove_orphaned_temporaries(split_dir)  # what workers killed mid-write left
     atomic_write_bytes(split_dir / "domain.pddl", Path(domain_file).read_bytes())  # self-contained split
     started = time.time()
     done = read_records(split_dir)
