@@ -255,3 +255,25 @@ def test_an_evaluation_on_ray_equals_local(cluster, tiny_dataset, tmp_path):
     same, fields = _compare(tmp_path / "local", tmp_path / "ray")
     assert sorted(same + fields) == ["problems/ferry-l7-c7-s1.json", "problems/ferry-l7-c7-s2.json",
                                      "problems/ferry-l7-c7-s3.json", "summary.json"]  # fmt: skip
+
+
+def test_ray_workers_get_one_thread_each_and_the_initializer_once(cluster):
+    from pddlgym_sl.parallel import CHILD_ENV, Backend, Unit, run_units
+    from tests import parallel_helpers as helpers
+
+    address, _ = cluster
+    facts, states = [], []
+    backend = Backend("ray", address=address)
+    run_units(
+        helpers.worker_facts,
+        [Unit(str(x), (x,)) for x in range(4)],
+        backend,
+        on_result=lambda u, r: facts.append(r),
+    )
+    assert {(f["omp"], f["numba"]) for f in facts} == {
+        (CHILD_ENV["OMP_NUM_THREADS"], CHILD_ENV["NUMBA_NUM_THREADS"])
+    }
+    units = [Unit(str(x), (x,)) for x in range(6)]
+    run_units(helpers.read_state, units, backend, initializer=helpers.init_state, initargs=(5,),
+              on_result=lambda u, r: states.append(r))  # fmt: skip
+    assert set(states) == {(5, 1)} and len(states) == 6
