@@ -262,3 +262,16 @@ def test_a_resume_removes_what_writers_killed_mid_write_left_and_nothing_else(tm
         path.write_text("partial")
     assert remove_orphaned_temporaries(tmp_path) == 1
     assert not orphan.exists() and all(p.exists() for p in kept) and (sub / "a.json").read_text() == "{}"
+
+
+def test_a_ray_address_where_nothing_answers_is_a_typed_error():
+    import socket
+
+    from pddlgym_sl.parallel.ray_backend import check_reachable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again below: nothing listens there
+    with pytest.raises(ConfigError, match=f"cannot join the Ray cluster at 127.0.0.1:{port}: nothing"):
+        check_reachable(f"127.0.0.1:{port}")
+    check_reachable("auto")  # left to Ray

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.extras import require_extra
 from pddlgym_sl.parallel.children import CHILD_ENV
 from pddlgym_sl.parallel.interrupt import install_sigterm, restore
@@ -48,6 +50,18 @@ def _run_unit(
             initializer(*initargs)
         _initialized_run = token
     return fn(*args)
+
+
+def check_reachable(address: str | None) -> None:
+    """`ConfigError` when nothing listens at a ``host:port`` address (Ray itself retries such an
+    address for minutes); other forms (``auto``, ``ray://``) are left to Ray."""
+    if address is None or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot join the Ray cluster at {address}: nothing answers ({exc})") from None
 
 
 def runtime_env() -> dict[str, Any]:
@@ -73,13 +87,19 @@ class RayExecutor:
         self.cwd = os.getcwd()
         self.owned = not ray.is_initialized()
         if self.owned:
-            ray.init(
-                address=backend.address,
-                runtime_env=runtime_env(),
-                logging_level=logging.WARNING,
-                log_to_driver=False,
-                include_dashboard=False,
-            )
+            check_reachable(backend.address)
+            try:
+                ray.init(
+                    address=backend.address,
+                    runtime_env=runtime_env(),
+                    logging_level=logging.WARNING,
+                    log_to_driver=False,
+                    include_dashboard=False,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                where = backend.address or os.environ.get("RAY_ADDRESS") or "this machine"
+                raise ConfigError(f"cannot join the Ray cluster at {where}: {first}") from None
         # ray.init sets a SIGTERM handler that exits at once: ours stops the tasks first
         self.previous = install_sigterm()
         options = {"num_cpus": 1, "max_retries": backend.retries, "retry_exceptions": False}
