@@ -20,17 +20,18 @@ P80), every heuristic with dual-queue A40 (Table 3), by ``python -m agents.evalu
 ``--limit`` evaluations). Finally ``python -m agents.report RUNS --confidence --out OUT`` writes the
 tables and the reliability diagram. Every command is a subprocess (``--jobs`` at a time, one
 thread each), so what it does is what those commands do; finished steps are skipped on a rerun.
+Ctrl-C or SIGTERM stops every command at once with one line, and none outlives the script.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from pddlgym_sl.parallel import Backend, Unit, child_env, interrupted, run_command, run_units, stop_on_signals
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = {"Standard": None, "U50": ("uniform", "0.5"), "U90": ("uniform", "0.9"),
@@ -49,9 +50,11 @@ MODELS = {"relational": "nlm", "nfd": "mlp"}
 
 
 def run(cmd: list[str]) -> None:
+    """One command, on one thread, dying with this script (`pddlgym_sl.parallel.run_command`)."""
     print("+", " ".join(cmd), flush=True)
-    env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", *cmd], check=True, cwd=ROOT, env=env)
+    status = run_command([sys.executable, "-m", *cmd], cwd=ROOT, env=child_env())
+    if status != 0:
+        raise subprocess.CalledProcessError(status, cmd)
 
 
 def data_root(setting: str, args) -> Path:
@@ -110,10 +113,21 @@ def evaluate(setting: str, domain: str, dist: str, variant: str, config: tuple, 
     run(cmd)
 
 
+def _call(job) -> subprocess.CalledProcessError | None:
+    try:
+        job()
+    except subprocess.CalledProcessError as exc:  # the others go on, as each is independent
+        return exc
+    return None
+
+
 def pool(jobs: list, workers: int) -> None:
-    with ThreadPoolExecutor(workers) as executor:
-        for future in [executor.submit(job) for job in jobs]:
-            future.result()
+    """Run `jobs` (closures running commands), `workers` at once; then raise the first failure."""
+    failures = []
+    units = [Unit(str(i), (job,)) for i, job in enumerate(jobs)]
+    run_units(_call, units, Backend(jobs=workers), threads=True, on_result=lambda u, r: failures.append(r))
+    if any(failures):
+        raise next(f for f in failures if f)
 
 
 def main() -> None:
@@ -134,6 +148,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("docs/figures/confidence"))
     parser.add_argument("--table-only", action="store_true", help="only the report of what is done")
     args = parser.parse_args()
+    try:
+        with stop_on_signals():
+            experiment(args)
+    except KeyboardInterrupt as exc:  # the running commands are stopped already
+        interrupted(exc, f"finished trainings and evaluations are kept under {args.runs}", now=True)
+
+
+def experiment(args: argparse.Namespace) -> None:
     args.data, args.nfd_data, args.runs, args.out = (
         p if p.is_absolute() else ROOT / p for p in (args.data, args.nfd_data, args.runs, args.out)
     )

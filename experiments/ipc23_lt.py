@@ -16,16 +16,20 @@ Per domain, with the labels of ``python -m pddlgym_sl.data.generate --problems
    (training tasks labelled, states, wall seconds of each training run, data loading, WL fitting
    and the final metrics included).
 
-Every command runs as a subprocess, so what it does is what those commands do.
+Every command runs as a subprocess, so what it does is what those commands do. Ctrl-C or SIGTERM
+stops the running command at once with one line, and no command outlives the script.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from pddlgym_sl.parallel import interrupted, run_command, stop_on_signals
 
 ROOT = Path(__file__).resolve().parents[1]
 IPC = ROOT.parent / "shared" / "ipc23-lt"
@@ -62,8 +66,11 @@ LABELS = {
 
 
 def run(cmd: list[str]) -> None:
+    """One command, dying with this script (`pddlgym_sl.parallel.run_command`)."""
     print("+", " ".join(cmd), flush=True)
-    subprocess.run([sys.executable, "-m", *cmd], check=True, cwd=ROOT)
+    status = run_command([sys.executable, "-m", *cmd], cwd=ROOT, env=os.environ)
+    if status != 0:
+        raise subprocess.CalledProcessError(status, cmd)
 
 
 def train(domain: str, config: str, args) -> Path | None:
@@ -170,10 +177,14 @@ def main() -> None:
     if not args.table_only:
         if not args.ipc.is_dir():
             sys.exit(f"the IPC 2023 LT tasks are not at {args.ipc}")
-        for test_set in args.test_sets:  # every domain's easy tasks before any medium one
-            for domain in args.domains:
-                for config in args.configs:
-                    evaluate(domain, config, test_set, args)
+        try:
+            with stop_on_signals():
+                for test_set in args.test_sets:  # every domain's easy tasks before any medium one
+                    for domain in args.domains:
+                        for config in args.configs:
+                            evaluate(domain, config, test_set, args)
+        except KeyboardInterrupt as exc:  # the running command is stopped already
+            interrupted(exc, f"finished trainings and evaluations are kept under {args.runs}", now=True)
     print(tables(args))
 
 

@@ -1,9 +1,9 @@
 """Optional dependency groups: a clear `MissingExtraError` naming the extra to install.
 
 ``pip install pddlgym-sl`` is the core (environments, PDDL, heuristics, search, labels); the
-learning code needs ``[learn]`` (torch, torch-geometric, ...) and the RL example ``[rl]``
-(stable-baselines3, sb3-contrib). Without them an ImportError deep inside torch-using code would
-name a module, not what to install.
+learning code needs ``[learn]`` (torch, torch-geometric, ...), the RL example ``[rl]``
+(stable-baselines3, sb3-contrib) and ``--backend ray`` ``[cluster]`` (ray). Without them an
+ImportError deep inside torch-using code would name a module, not what to install.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "scipy",
     ),
     "rl": ("stable_baselines3", "sb3_contrib"),
+    "cluster": ("ray",),
 }
 """Extra name -> the top-level modules it provides (as in pyproject.toml's optional dependencies)."""
 

@@ -12,8 +12,10 @@ Every run happens in a fresh temporary directory (the driver writes ``output.sas
 ``sas_plan`` to its working directory), which is removed afterwards whatever happens; its name
 carries our process id, so that the directory of a process that was killed (``kill -9`` leaves
 no chance to clean up) is removed by the next run. The planner's processes stay in our process
-group, so killing the group (Ctrl-C, ``kill -9 -PGID``, a job scheduler) ends them too; on Linux
-the driver also gets SIGKILL when our process dies (``PR_SET_PDEATHSIG``). The wall-clock guard
+group, so killing the group (Ctrl-C, ``kill -9 -PGID``, a job scheduler) ends them too; and they
+run under `pddlgym_sl.parallel.children.guarded`, which kills the driver, its translator and its
+search as soon as our process dies, however it dies (the driver gives its components no such
+signal: they outlived a killed caller by up to their time limit). The wall-clock guard
 kills the driver and every process under it. Failures
 that are the planner's business (timeout, out of memory, unsolvable) are reported in the
 returned `FDRun`; a missing planner, unreadable input or a crash raises `SolverError`.
@@ -24,7 +26,6 @@ use another Fast Downward build.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.util
 import math
 import os
@@ -40,6 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from pddlgym_sl.errors import SolverError
+from pddlgym_sl.parallel.children import guarded
 
 DRIVER_ENV = "PDDLGYM_SL_FD_DRIVER"
 _PACKAGE = "up_fast_downward"
@@ -247,13 +249,12 @@ def run_fast_downward(
         start = time.perf_counter()
         try:
             proc = subprocess.Popen(
-                cmd,
+                guarded(cmd),
                 cwd=workdir,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 text=True,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
         except OSError as exc:
             raise SolverError(f"cannot start Fast Downward ({exc})") from None
@@ -312,13 +313,6 @@ def run_fast_downward(
 
 
 _WORKDIR_PREFIX = "pddlgym_sl_fd_"
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to SIGKILL the driver when the process that started it dies."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _remove_orphaned_workdirs() -> None:

@@ -1,7 +1,10 @@
 """Atomic file writes: a reader (or a crashed run being resumed) never sees a half-written file.
 
 Data is written to a temporary file in the destination directory, flushed to disk, then moved
-over the destination with `os.replace` (atomic on POSIX file systems).
+over the destination with `os.replace` (atomic on POSIX file systems). The temporary's name
+carries the writer's host and pid (``.<name>.<host>~<pid>.<random>.tmp``), so that a resumed
+job can remove what writers killed mid-write left (`remove_orphaned_temporaries`) without
+touching the files that live writers, here or on other nodes, are writing.
 """
 
 from __future__ import annotations
@@ -9,18 +12,23 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname()) or "host"
+_TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9_-]+)~(?P<pid>\d+)\.[^.]+\.tmp$")
+
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` atomically (parent directories are created)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_HOST}~{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -47,3 +55,25 @@ def atomic_save_npz(path: str | Path, compress: bool = True, **arrays: np.ndarra
     buffer = io.BytesIO()
     (np.savez_compressed if compress else np.savez)(buffer, **arrays)
     atomic_write_bytes(path, buffer.getvalue())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_orphaned_temporaries(directory: str | Path) -> int:
+    """Remove, anywhere under `directory`, the temporaries of atomic writes whose writer, a
+    process of this machine, is dead (killed mid-write); return how many were removed."""
+    removed = 0
+    for tmp in Path(directory).rglob(".*.tmp"):
+        match = _TEMPORARY.match(tmp.name)
+        if match and match["host"] == _HOST and not _alive(int(match["pid"])):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed

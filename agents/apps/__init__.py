@@ -7,7 +7,7 @@ module            what
 `supervised`      train a model with an N or TN head on a labelled dataset (a run directory)
 `evaluate`        GBFS with a trained run (or a symbolic heuristic) under an evaluation budget
 `report/`         the paper's Tables 1-2 and plots from run directories
-`sweep/`          a grid of runs: train, evaluate and report with local subprocesses
+`sweep/`          a grid of runs: train, evaluate and report with local subprocesses or Ray tasks
 `rl`              MaskablePPO on one problem of the Gymnasium environments (an example)
 `rl_value`        value learning without optimal labels (N / N+clip / TN, bounds l and u)
 `rl_value_curves` learning curves of rl_value runs (GBFS on held-out problems vs env steps)

@@ -37,15 +37,18 @@ Results go to ``<run>/eval/<split>[-clip][-<search>]/`` (no suffix for gbfs; bas
 one JSON per problem (written atomically; finished problems are skipped on a re-run) and
 ``summary.json``. ``--accuracy`` also writes the test-split accuracy (Table 1: MSE, MSE+clip,
 NLL, beside hFF and LM-cut) to ``<run>/eval/accuracy.json``.
+
+Parallel (`pddlgym_sl.parallel`, one problem per unit): ``--jobs N`` local worker processes, or
+``--backend ray [--address ADDR]`` Ray tasks on a cluster (the ``[cluster]`` extra; every node
+must see the run and the problems at the same paths). Ctrl-C or SIGTERM stops every worker at
+once and says how many problems are kept; the same command evaluates the rest.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -60,7 +63,9 @@ from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data.generate import given_domain_file
 from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
-from pddlgym_sl.io import atomic_write_json
+from pddlgym_sl.io import atomic_write_json, remove_orphaned_temporaries
+from pddlgym_sl.parallel import BACKENDS, Backend, Unit, interrupted, run_units, stop_on_signals
+from pddlgym_sl.parallel.interrupt import note_kept
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
 from pddlgym_sl.search.thresholds import THRESHOLDS
 from pddlgym_sl.search.warm_up import warm_up
@@ -156,7 +161,12 @@ class Args:
     """gbfs; dual (dual-queue GBFS with the learned heuristic and hFF, round robin); astar; anytime
     (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u)"""
     jobs: int = 1
-    """parallel processes (each runs its own copy of the model on one thread)"""
+    """parallel processes (each runs its own copy of the model on one thread; local backend)"""
+    backend: Literal[BACKENDS] = "local"
+    """where problems are searched: local processes, or ray (a Ray cluster; the [cluster] extra)"""
+    address: str | None = None
+    """--backend ray: the cluster's address (auto, or HOST:PORT; default: $RAY_ADDRESS, else a Ray
+    instance of this machine)"""
     device: str = "cpu"
     """device of the forward passes: cpu (GBFS evaluates one expansion's successors at a time, batches
     too small to pay a GPU's transfers), auto (cuda when available), cuda, ..."""
@@ -179,6 +189,7 @@ class Args:
 
     def __post_init__(self) -> None:
         check_ranges(self, positive=("limit", "problems", "jobs", "time_limit"))
+        Backend(self.backend, self.jobs, self.address)  # --address without --backend ray
 
 
 # ------------------------------------------------------------------ worker side
@@ -393,11 +404,13 @@ def evaluate(args: Args) -> dict[str, Any]:
     else:
         out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / (split + suffix)
     (out / "problems").mkdir(parents=True, exist_ok=True)
+    remove_orphaned_temporaries(out)  # what a run killed mid-write left
     pending = [
         f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit)
     ]
 
-    threads = 1 if args.jobs > 1 else torch.get_num_threads()
+    backend = Backend(args.backend, args.jobs, args.address)
+    threads = torch.get_num_threads() if (backend.kind, backend.jobs) == ("local", 1) else 1
     init = (
         str(args.run) if args.run else None,
         args.heuristic,
@@ -417,26 +430,17 @@ def evaluate(args: Args) -> dict[str, Any]:
     )
     start = time.perf_counter()
 
-    def record(result: dict[str, Any]) -> None:
+    def record(unit: Unit, result: dict[str, Any]) -> None:
         atomic_write_json(out / "problems" / f"{Path(result['problem']).stem}.json", result)
         bar.update(1)
 
-    try:
-        if args.jobs <= 1:
-            _init_worker(*init)
-            for f in pending:
-                record(_solve(str(domain_file), str(f), args.limit, args.time_limit))
-        else:
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(
-                args.jobs, mp_context=ctx, initializer=_init_worker, initargs=init
-            ) as pool:
-                futures = [
-                    pool.submit(_solve, str(domain_file), str(f), args.limit, args.time_limit)
-                    for f in pending
-                ]
-                for future in futures:
-                    record(future.result())
+    units = [Unit(str(f), (str(domain_file), str(f), args.limit, args.time_limit)) for f in pending]
+    try:  # one problem per unit: in this process (--jobs 1), local worker processes, or Ray tasks
+        run_units(_solve, units, backend, on_result=record, initializer=_init_worker, initargs=init)
+    except KeyboardInterrupt as exc:
+        done = sum(_finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit) for f in files)
+        note_kept(exc, f"{done} of {len(files)} problems are evaluated, kept in {out / 'problems'}")
+        raise
     finally:
         bar.close()
     results = [json.loads((out / "problems" / f"{f.stem}.json").read_text()) for f in files]
@@ -478,10 +482,13 @@ def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float
 def main(argv: list[str] | None = None) -> int:
     args = tyro.cli(Args, args=argv, description=__doc__)
     try:
-        s = evaluate(args)
+        with stop_on_signals():
+            s = evaluate(args)
     except PDDLError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the workers are stopped already
+        return interrupted(exc, "evaluated problems are kept", now=argv is None)
     print(
         f"{s['domain']}/{s['split']} {s['heuristic']}: coverage {s['coverage']:.2f} "
         f"({s['solved']}/{s['problems']}), mean evaluations {s['mean_evaluations']:.0f} "

@@ -1,4 +1,4 @@
-"""Build a labelled split: solve every slot in parallel processes, then write the manifest.
+"""Build a labelled split: solve every slot (in parallel: `pddlgym_sl.parallel`), then write the manifest.
 
 Layout of a split directory ``<root>/<domain>/<split>/``::
 
@@ -13,8 +13,10 @@ Layout of a split directory ``<root>/<domain>/<split>/``::
 Every run also gives label files of an older format (`pddlgym_sl.data.labels.LABEL_FORMAT`:
 format 1 had no siblings) what the current format adds, from their stored plans.
 
-Resumable: slots with a record are skipped, so re-running after a crash or ``kill -9`` finishes
-the split without redoing or duplicating work; every file is written atomically. A split made by
+Resumable: slots with a record are skipped, so re-running after a crash, Ctrl-C or ``kill -9``
+finishes the split without redoing or duplicating work; every file is written atomically. A slot
+is a unit of `pddlgym_sl.parallel.run_units`: solved in this process (``jobs`` 1), in local worker
+processes, or on a Ray cluster (``backend="ray"``), which writes the same files. A split made by
 another core version (`pddlgym_sl.task.CORE_VERSION`) is never resumed into: `build_split` refuses
 it unless asked to rebuild it from scratch.
 """
@@ -22,12 +24,10 @@ it unless asked to rebuild it from scratch.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import shutil
 import tempfile
 import time
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,9 @@ from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slo
 from pddlgym_sl.data.upper import add_upper
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import fast_downward_version
-from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
+from pddlgym_sl.io import atomic_write_bytes, atomic_write_json, remove_orphaned_temporaries
+from pddlgym_sl.parallel import Backend, Unit, run_units
+from pddlgym_sl.parallel.interrupt import note_kept
 from pddlgym_sl.task import CORE_VERSION, load_task
 
 MANIFEST_FORMAT = "pddlgym-sl-labels/1"
@@ -81,6 +83,8 @@ def build_split(
     rebuild: bool = False,
     upper: bool = False,
     stop_after: int | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Solve and label every slot not yet finished in `split_dir`; write and return the manifest.
 
@@ -89,9 +93,14 @@ def build_split(
     state also gets its upper bound u (`pddlgym_sl.data.upper`; resumable, computed once). With
     `stop_after`, slots (taken in order, as sizes grow) stop being attempted after that many
     consecutive failures, counting the failures of earlier runs, so a resumed run stops where an
-    uninterrupted one does."""
-    if stop_after is not None and (stop_after < 1 or jobs > 1):
-        raise ConfigError("stop_after must be at least 1, and it needs jobs=1 (slots are tried in order)")
+    uninterrupted one does. `backend` (``local`` or ``ray``, with `address`) and `jobs` say where
+    the slots are solved (`pddlgym_sl.parallel`); with ``ray`` every node must see `split_dir`
+    at the same path, as the workers write the slots' files there."""
+    if stop_after is not None and (stop_after < 1 or jobs > 1 or backend != "local"):
+        raise ConfigError(
+            "stop_after must be at least 1, and it needs jobs=1 and the local backend "
+            "(slots are tried in order)"
+        )
     stale = _stale_core(split_dir) if split_dir.is_dir() else None
     if stale is not None:
         if not rebuild:
@@ -103,6 +112,7 @@ def build_split(
             elif path.exists():
                 path.unlink()
     split_dir.mkdir(parents=True, exist_ok=True)
+    remove_orphaned_temporaries(split_dir)  # what workers killed mid-write left
     atomic_write_bytes(split_dir / "domain.pddl", Path(domain_file).read_bytes())  # self-contained split
     started = time.time()
     done = read_records(split_dir)
@@ -117,32 +127,30 @@ def build_split(
     )
     counts = {"solved": sum(r["status"] == "solved" for r in done.values())}
     counts["failed"] = len(done) - counts["solved"]
+    records = dict(done)
 
-    def finished(record: dict[str, Any]) -> None:
+    def keep_going() -> bool:
+        if stop_after is not None and _failure_run(slots, records) >= stop_after:
+            bar.set_description(f"{domain}/{split} (stopped after {stop_after} failures in a row)")
+            return False
+        return True
+
+    def finished(unit: Unit, record: dict[str, Any]) -> None:
+        records[record["slot"]] = record
         counts[record["status"]] += 1
         bar.update(1)
         bar.set_postfix(counts)
 
+    where = Backend(backend, jobs, address)
+    units = [Unit(slot_name(s), (s, domain_file, split_dir, config)) for s in pending]
     try:
-        if jobs <= 1:
-            records = dict(done)
-            for slot in slots:
-                if stop_after is not None and _failure_run(slots, records) >= stop_after:
-                    bar.set_description(f"{domain}/{split} (stopped after {stop_after} failures in a row)")
-                    break
-                if slot_name(slot) not in records:
-                    records[slot_name(slot)] = _solve(slot, domain_file, split_dir, config)
-                    finished(records[slot_name(slot)])
-        else:
+        if where.kind == "ray" or where.jobs > 1:
             _compile_kernels()
-            # spawn: workers start clean (numba and tqdm are not fork-friendly everywhere).
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                futures = {pool.submit(_solve, s, domain_file, split_dir, config) for s in pending}
-                while futures:
-                    ready, futures = wait(futures, return_when=FIRST_COMPLETED)
-                    for future in ready:
-                        finished(future.result())
+        run_units(_solve, units, where, on_result=finished, keep_going=keep_going)
+    except KeyboardInterrupt as exc:
+        n = len(read_records(split_dir))
+        note_kept(exc, f"{n} of {len(slots)} problems of {domain}/{split} are finished, kept in {split_dir}")
+        raise
     finally:
         bar.close()
     _add_missing_siblings(split_dir, progress)

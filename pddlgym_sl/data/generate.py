@@ -7,11 +7,18 @@
     python -m pddlgym_sl.data.generate --domain ferry --split train --upper  # also u (data.upper)
     python -m pddlgym_sl.data.generate --problems ../shared/ipc23-lt/ferry/training --split train \
         --time-limit 60 --stop-after 5 --jobs 1         # given tasks: the IPC 2023 LT training tasks
+    python -m pddlgym_sl.data.generate --domain ferry --split train --backend ray --address auto
 
 Writes ``<out>/<domain>/<split>/`` (see `pddlgym_sl.data.build`); re-running resumes. Fast Downward
 (A* + LM-cut) solves each problem under a time/memory limit — 5 min / 8 GB for train and val,
 30 min / 8 GB for test and plan, as in the paper — regenerating a failed problem with another
 seed up to 20 times.
+
+Parallel (`pddlgym_sl.parallel`): ``--jobs N`` local worker processes (one thread each), or
+``--backend ray [--address ADDR]`` one Ray task per problem on a cluster (``pip install
+'pddlgym-sl[cluster]'``; every node must see ``--out`` at the same path). Ctrl-C or SIGTERM stops
+every worker at once, says how many problems are finished and kept, and the same command resumes;
+no worker or planner outlives the command, even after ``kill -9``.
 
 Given tasks (``--problems DIR``): every ``*.pddl`` in DIR that is not a domain file, by name. The
 domain file is ``--domain-file``, else the bundled domain of ``--domain``, else a ``domain.pddl``
@@ -39,6 +46,7 @@ from pddlgym_sl.data.presets import get_preset
 from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.envs.problems import resolve_problems
 from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.parallel import BACKENDS, Backend, interrupted, stop_on_signals
 
 DEFAULT_TIME_LIMITS = {"train": 300.0, "val": 300.0, "test": 1800.0, "plan": 1800.0, "test-reduced": 300.0}
 LABELLED_SPLITS = ("train", "val", "test")
@@ -58,7 +66,12 @@ class Args:
     out: Path | None = None
     """root directory (default: data; data/small for --preset small)"""
     jobs: int = max(1, os.cpu_count() or 1)
-    """parallel solver processes"""
+    """parallel solver processes (local backend)"""
+    backend: Literal[BACKENDS] = "local"
+    """where problems are solved: local processes, or ray (a Ray cluster; the [cluster] extra)"""
+    address: str | None = None
+    """--backend ray: the cluster's address (auto, or HOST:PORT; default: $RAY_ADDRESS, else a Ray
+    instance of this machine)"""
     limit: int | None = None
     """only the first N problems of the split"""
     time_limit: float | None = None
@@ -86,6 +99,7 @@ class Args:
 
     def __post_init__(self) -> None:
         check_ranges(self, positive=("jobs", "limit", "time_limit", "memory_limit", "retries", "stop_after"))
+        Backend(self.backend, self.jobs, self.address)  # --address without --backend ray
 
 
 def given_domain_file(problems: Path, domain_file: Path | None, domain: str | None) -> Path:
@@ -128,6 +142,8 @@ def run(args: Args) -> list[dict]:
                 rebuild=args.rebuild,
                 upper=args.upper,
                 stop_after=args.stop_after,
+                backend=args.backend,
+                address=args.address,
             )
             for split, specs in preset.splits.items()
         ]
@@ -163,6 +179,8 @@ def run(args: Args) -> list[dict]:
             rebuild=args.rebuild,
             upper=args.upper,
             stop_after=args.stop_after,
+            backend=args.backend,
+            address=args.address,
         )
         for split, slots in plan.items()
     ]
@@ -171,10 +189,13 @@ def run(args: Args) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     args = tyro.cli(Args, args=argv, description=__doc__)
     try:
-        manifests = run(args)
+        with stop_on_signals():
+            manifests = run(args)
     except PDDLError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the workers are stopped already
+        return interrupted(exc, f"finished problems are kept under {args.out or 'data'}", now=argv is None)
     for m in manifests:
         s = m["summary"]
         print(

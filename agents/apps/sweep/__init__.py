@@ -15,21 +15,24 @@ Training uses the paper's per-model settings ``configs/<domain>-<model>.yaml`` (
 ``--val-every`` and ``--batch-size`` override them. Up to ``--jobs`` subprocesses run at once,
 each on one thread (``OMP_NUM_THREADS=1`` and friends in its environment), each writing its
 output to ``<out>/logs/<job>.log``; a progress bar counts finished cells (one run with its
-evaluations, or one baseline).
+evaluations, or one baseline). With ``--backend ray [--address ADDR]`` each job is a Ray task on
+a cluster instead (the ``[cluster]`` extra; `pddlgym_sl.parallel`): the cluster's CPUs decide how
+many run at once, every node must see ``--out``, the data and this checkout at the same paths,
+and a job whose worker died is run again (a training continues from its last checkpoint).
 
 Resumable: a run with ``metrics.json`` is not retrained and a run with only ``args.json`` is
 continued with ``--resume``; an evaluation whose ``summary.json`` covers the requested problems
 under the same budget is not repeated (and `agents.evaluate` itself skips finished problems).
-Killing the sweep (Ctrl-C, SIGTERM) stops its jobs; the same command then finishes the rest.
-A job still running from an earlier sweep (its ``logs/<job>.pid``) is left alone, never doubled.
+Killing the sweep (Ctrl-C, SIGTERM) stops its jobs at once and says so in one line; the same
+command then finishes the rest. Its jobs die with it even after ``kill -9``
+(`pddlgym_sl.parallel.children`); a job still running from an earlier sweep (its
+``logs/<job>.pid``) is left alone, never doubled.
 """
 
 from __future__ import annotations
 
 import shlex
-import signal
 import sys
-import threading
 from collections import Counter
 from dataclasses import dataclass
 
@@ -41,12 +44,9 @@ from agents.apps.sweep.grid import Cell, grid_cells
 from agents.apps.sweep.jobs import Job, plan
 from agents.apps.sweep.scheduler import Scheduler
 from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.parallel import interrupted, stop_on_signals
 
 __all__ = ["Args", "Cell", "Job", "Scheduler", "SweepResult", "grid_cells", "main", "plan", "sweep"]
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 @dataclass
@@ -96,14 +96,11 @@ def sweep(args: Args) -> SweepResult:
         disable=args.quiet,
         dynamic_ncols=True,
     )
-    scheduler = Scheduler(jobs, args.jobs, args.out / "logs", bar, args.quiet)
-    main_thread = threading.current_thread() is threading.main_thread()  # signals: main thread only
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
+    scheduler = Scheduler(jobs, args.jobs, args.out / "logs", bar, args.quiet, args.backend, args.address)
     try:
-        scheduler.run()
+        with stop_on_signals():
+            scheduler.run()
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
         bar.close()
     if args.report:
         from agents.apps.report import build_report
@@ -127,9 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted: run the same command again to finish the sweep", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the running jobs are stopped already
+        kept = f"finished runs and evaluations are kept in {args.out}"
+        return interrupted(exc, kept, "run the same command again to finish", now=argv is None)
     if not args.quiet and not args.dry_run:
         print(f"launched {len(result.launched)} jobs, {len(result.failed)} failed")
     return 1 if result.failed else 0

@@ -8,13 +8,14 @@ from typing import Literal
 
 from agents.choices import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
 from pddlgym_sl.arguments import check_ranges
+from pddlgym_sl.parallel import BACKENDS, Backend
 
 __all__ = ["Args"]
 
 
 @dataclass
 class Args:
-    """Train, evaluate and report a subset of the paper's grid with local subprocesses."""
+    """Train, evaluate and report a subset of the paper's grid with local subprocesses (or Ray tasks)."""
 
     grid: Path = Path("configs/grid.yaml")
     """grid axes (domains, models, dists, sigmas, residuals, seeds; optional bounds)"""
@@ -49,7 +50,12 @@ class Args:
     out: Path = Path("runs/sweep")
     """sweep directory: runs, baselines/, logs/, report/"""
     jobs: int = 2
-    """subprocesses at once (each on one thread)"""
+    """subprocesses at once (each on one thread; local backend)"""
+    backend: Literal[BACKENDS] = "local"
+    """where jobs run: local subprocesses, or ray (Ray tasks on a cluster; the [cluster] extra)"""
+    address: str | None = None
+    """--backend ray: the cluster's address (auto, or HOST:PORT; default: $RAY_ADDRESS, else a Ray
+    instance of this machine)"""
     split: str = "plan"
     """evaluation split"""
     limit: int = 10_000
@@ -67,3 +73,4 @@ class Args:
 
     def __post_init__(self) -> None:
         check_ranges(self, positive=("steps", "val_every", "batch_size", "jobs", "limit", "problems"))
+        Backend(self.backend, self.jobs, self.address)  # --address without --backend ray

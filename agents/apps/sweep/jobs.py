@@ -20,6 +20,7 @@ __all__ = [
     "baseline_dir",
     "eval_command",
     "plan",
+    "resume_command",
     "train_command",
 ]
 
@@ -34,10 +35,20 @@ class Job:
     unit: str  # the progress-bar cell it belongs to
     marker: str  # in the command line of this job's process (to recognise it still running)
     after: str | None = None  # a job that must succeed first
+    resume: list[str] | None = None
+    """training: the command instead when `run_dir` has args.json by the time the job starts (an
+    earlier attempt began the run and was killed: a Ray worker's task is retried)"""
+    run_dir: Path | None = None
 
     @property
     def priority(self) -> int:
         return {"eval": 0, "train": 1, "baseline": 2}[self.kind]
+
+
+def resume_command(args: Args, cell: Cell) -> list[str]:
+    """`agents.supervised` continuing a cell's run."""
+    cmd = [sys.executable, "-m", "agents.supervised", "--quiet", "--resume", str(args.out / cell.name)]
+    return cmd + (["--steps", str(args.steps)] if args.steps else [])
 
 
 def train_command(args: Args, cell: Cell) -> list[str]:
@@ -45,7 +56,7 @@ def train_command(args: Args, cell: Cell) -> list[str]:
     run = args.out / cell.name
     cmd = [sys.executable, "-m", "agents.supervised", "--quiet"]
     if (run / "args.json").is_file():
-        return cmd + ["--resume", str(run)] + (["--steps", str(args.steps)] if args.steps else [])
+        return resume_command(args, cell)
     path = preset(args, cell)
     if path is not None:
         cmd += ["--config", str(path)]
@@ -174,7 +185,15 @@ def plan(args: Args, cells: list[Cell]) -> Plan:
                     planner.warnings.append(f"{run} exists without args.json: remove it to train this cell")
                     continue
                 run.rmdir()  # left by a run killed before it wrote anything
-            train = Job(cell.name, "train", train_command(args, cell), cell.name, cell.name)
+            train = Job(
+                cell.name,
+                "train",
+                train_command(args, cell),
+                cell.name,
+                cell.name,
+                resume=resume_command(args, cell),
+                run_dir=run,
+            )
             jobs.append(train)
             data = data_root(args, cell) if not (run / "args.json").is_file() else planner.run_data(cell)
             datasets[(str(data), cell.domain)] = (data, cell.domain)

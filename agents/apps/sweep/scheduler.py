@@ -1,44 +1,81 @@
-"""Running a sweep's jobs as subprocesses, at most ``width`` at once, in dependency order."""
+"""Running a sweep's jobs (commands) as units of `pddlgym_sl.parallel.run_units`: at most
+``width`` at once on local threads (each waits on its command), or as Ray tasks, in dependency
+order; a job whose dependency failed is not run."""
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
 from agents.apps.sweep.jobs import Job
+from pddlgym_sl.parallel import CHILD_ENV, Backend, Unit, child_env, run_command, run_units
 
-__all__ = ["CHILD_ENV", "Scheduler"]
-
-CHILD_ENV = {
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "NUMBA_NUM_THREADS": "1",
-    "PYTHONUNBUFFERED": "1",
-}
+__all__ = ["CHILD_ENV", "Scheduler", "run_job"]
 
 
-def _child_env() -> dict[str, str]:
-    return {**os.environ, **CHILD_ENV}
+def _stamp() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _command(job: Job) -> list[str]:
+    """The job's command now: a training that an earlier attempt began (a worker killed mid-run,
+    retried) is continued with ``--resume``; the directory of one killed before it wrote
+    anything is removed, as `agents.supervised` refuses an existing one."""
+    if job.run_dir is None or job.resume is None:
+        return job.command
+    if (job.run_dir / "args.json").is_file():
+        return job.resume
+    if job.run_dir.is_dir() and not any(job.run_dir.iterdir()):
+        job.run_dir.rmdir()
+    return job.command
+
+
+def run_job(job: Job, logs: Path) -> tuple[int, float]:
+    """Run one job's command to its end (a unit; also on a Ray worker), its output appended to
+    ``<logs>/<job>.log`` and its pid in ``<logs>/<job>.pid`` while it runs; return its exit
+    status and wall seconds."""
+    logs.mkdir(parents=True, exist_ok=True)
+    pid_file = logs / f"{job.name}.pid"
+    start = time.perf_counter()
+    with (logs / f"{job.name}.log").open("a") as log:
+        command = _command(job)
+        log.write(f"# {_stamp()} $ {shlex.join(command)}\n")
+        log.flush()
+        try:
+            status = run_command(
+                command, log=log, env=child_env(), on_start=lambda pid: pid_file.write_text(f"{pid}\n")
+            )
+        except OSError as exc:
+            log.write(f"# cannot start the command: {exc}\n")
+            status = 127
+        finally:
+            pid_file.unlink(missing_ok=True)
+    return status, time.perf_counter() - start
 
 
 class Scheduler:
-    """Runs jobs as subprocesses, at most `width` at once, respecting `Job.after`."""
+    """Runs jobs as commands, at most `width` at once (or on Ray), respecting `Job.after`."""
 
-    def __init__(self, jobs: list[Job], width: int, logs: Path, bar: tqdm, quiet: bool) -> None:
-        self.waiting = list(jobs)
-        self.width = max(1, width)
-        self.logs = logs
+    def __init__(
+        self,
+        jobs: list[Job],
+        width: int,
+        logs: Path,
+        bar: tqdm,
+        quiet: bool,
+        backend: str = "local",
+        address: str | None = None,
+    ) -> None:
+        self.jobs = list(jobs)
+        self.backend = Backend(backend, max(1, width), address)  # type: ignore[arg-type]
+        self.logs = logs.absolute()
         self.bar = bar
         self.quiet = quiet
-        self.running: dict[str, tuple[Job, subprocess.Popen, Any, float]] = {}
+        self.running: set[str] = set()
         self.succeeded: set[str] = set()
         self.failed: dict[str, str] = {}
         self.left = Counter(j.unit for j in jobs)
@@ -52,65 +89,42 @@ class Scheduler:
         if self.left[job.unit] == 0:
             self.bar.update(1)
 
-    def _start(self, job: Job) -> None:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        log = (self.logs / f"{job.name}.log").open("a")
-        log.write(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} $ {shlex.join(job.command)}\n")
-        log.flush()
-        proc = subprocess.Popen(job.command, stdout=log, stderr=subprocess.STDOUT, env=_child_env())
-        (self.logs / f"{job.name}.pid").write_text(f"{proc.pid}\n")
-        self.running[job.name] = (job, proc, log, time.perf_counter())
-        self.say(f"start  {job.name}")
+    def _started(self, unit: Unit) -> None:
+        self.running.add(unit.key)
+        self.bar.set_postfix_str(", ".join(sorted(self.running)), refresh=False)
+        self.say(f"start  {unit.key}")
 
-    def _reap(self) -> None:
-        for name, (job, proc, log, start) in list(self.running.items()):
-            rc = proc.poll()
-            if rc is None:
-                continue
-            log.close()
-            (self.logs / f"{name}.pid").unlink(missing_ok=True)
-            del self.running[name]
-            seconds = time.perf_counter() - start
-            if rc == 0:
-                self.succeeded.add(name)
-                self.say(f"done   {name} ({seconds:.0f} s)")
-            else:
-                self.failed[name] = f"exit status {rc}; see {self.logs / (name + '.log')}"
-                self.say(f"FAILED {name} (exit status {rc}; log: {self.logs / (name + '.log')})")
-            self._finish(job)
+    def _ended(self, unit: Unit, result: tuple[int, float]) -> str | None:
+        job = unit.args[0]
+        status, seconds = result
+        self.running.discard(job.name)
+        self._finish(job)
+        if status == 0:
+            self.succeeded.add(job.name)
+            self.say(f"done   {job.name} ({seconds:.0f} s)")
+            return None
+        log = self.logs / f"{job.name}.log"
+        self.failed[job.name] = f"exit status {status}; see {log}"
+        self.say(f"FAILED {job.name} (exit status {status}; log: {log})")
+        return self.failed[job.name]
 
     def run(self) -> None:
+        """Run every job; on an interrupt, the jobs still running are killed (resumable) and
+        their logs say so."""
+        units = [Unit(job.name, (job, self.logs), job.after) for job in self.jobs]
         try:
-            while self.waiting or self.running:
-                for job in list(self.waiting):
-                    if job.after in self.failed:
-                        self.waiting.remove(job)
-                        self.failed[job.name] = f"not run: {job.after} failed"
-                        self._finish(job)
-                    elif len(self.running) < self.width and (
-                        job.after is None or job.after in self.succeeded
-                    ):
-                        self.waiting.remove(job)
-                        self._start(job)
-                self.bar.set_postfix_str(", ".join(self.running), refresh=False)
-                self._reap()
-                if self.running:
-                    time.sleep(0.2)
-        finally:
-            self.stop()
-
-    def stop(self) -> None:
-        """Terminate the jobs still running (after an interrupt); their work is resumable."""
-        for name, (_, proc, log, _) in list(self.running.items()):
-            if proc.poll() is None:
-                proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log.write(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} stopped by the sweep (resumable)\n")
-            log.close()
-            self.say(f"stopped {name}")
-            (self.logs / f"{name}.pid").unlink(missing_ok=True)
-            del self.running[name]
+            outcome = run_units(
+                run_job, units, self.backend, on_result=self._ended, threads=True, on_submit=self._started
+            )
+        except BaseException:
+            for name in sorted(self.running):
+                with (self.logs / f"{name}.log").open("a") as log:
+                    log.write(f"# {_stamp()} stopped by the sweep (resumable)\n")
+                (self.logs / f"{name}.pid").unlink(missing_ok=True)
+                self.say(f"stopped {name}")
+            raise
+        for job in self.jobs:
+            reason = outcome.failed.get(job.name, "")
+            if reason.startswith("not run"):
+                self.failed[job.name] = reason
+                self._finish(job)
