@@ -17,7 +17,7 @@ from pddlgym_sl import successors as _k
 from pddlgym_sl.envs.actions import action_table, action_table_space
 from pddlgym_sl.envs.encoders import ENCODERS, Schema, make_encoder
 from pddlgym_sl.envs.problems import ProblemSet, count_objects, load_shared, resolve_problems
-from pddlgym_sl.errors import ActionTypeError, ConfigError, PDDLError
+from pddlgym_sl.errors import ActionTypeError, ConfigError, EpisodeEndedError, PDDLError
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask, State
 
@@ -119,6 +119,15 @@ class PDDLEnv(gym.Env):
     - Termination: the goal holds.
     - Truncation: after ``max_episode_steps`` steps (500 for the registered ids; a `TimeLimit`
       added by `gym.make`).
+
+    Once a step has returned ``terminated=True``, the next `step` without a `reset` raises
+    `pddlgym_sl.errors.EpisodeEndedError` (a Gymnasium `ResetNeeded`, as a step before the first
+    reset is): nothing is applied after the goal. A problem whose initial state satisfies the
+    goal (an empty goal, ``(:goal (and))``, or one the grounding proves true) is over at `reset`:
+    the `terminated` attribute says so. Its first `step` is accepted, since vector environments
+    and RL loops learn of termination from a step: it applies nothing and returns the same
+    observation, reward 0 (the empty plan costs nothing) and ``terminated=True``; steps after it
+    raise.
 
     ## Info
 
@@ -249,6 +258,7 @@ class PDDLEnv(gym.Env):
         if self.fixed_action_space:
             self.action_space = spaces.Discrete(self.max_actions)
         self._words: np.ndarray | None = None
+        self._terminated = self._ended = False  # at the goal; a step has returned terminated=True
 
     # ----------------------------------------------------------------- construction
     def _all_tasks(self) -> list[CompiledTask]:
@@ -400,18 +410,35 @@ class PDDLEnv(gym.Env):
         self._words = words
         self._mask = self._mask_of(words, *self._mask_args)
         self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
+        self._ended = False
         return self._encode(words), self._info(words, False)
+
+    @property
+    def terminated(self) -> bool:
+        """Whether the current state satisfies the goal (the episode is over; see Episode End)."""
+        if self._words is None:
+            raise ResetNeeded("call reset() first")
+        return self._terminated
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         words = self._words
         if words is None:
             raise ResetNeeded("call reset() before step()")
         a = _action_index(action)
+        if self._terminated:
+            if self._ended:
+                raise EpisodeEndedError(
+                    "step() after the episode ended at the goal (terminated=True): call reset() first",
+                    file=self.task.problem_file,
+                )
+            self._ended = True  # the goal held at reset: this step reports it and applies nothing
+            return self._encode(words), 0.0, True, False, self._info(words, False)
         if 0 <= a < self._n_actions and self._mask[a]:
             words = _k.apply_action(words, a, *self._eff)
             self._words = words
             self._mask = self._mask_of(words, *self._mask_args)
             self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
+            self._ended = self._terminated
             invalid = False
         else:
             invalid = True
