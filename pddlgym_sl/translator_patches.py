@@ -4,12 +4,12 @@ Loading a task with many objects spent most of its time in two steps of the tran
 cost grows with the square of the objects; this module replaces them, for the duration of one
 translator call (`linear_steps`), by functions with the same results in the same order.
 
-**Mutex groups.** The translator turns each invariant it finds into groups of atoms that are mutually
-exclusive (``{(at c0 ?X), (on c0)}`` for each car of ferry), and instantiates the counted
+**Mutex groups.** The translator turns each invariant it finds into groups of atoms that are
+mutually exclusive (``{(at c0 ?X), (on c0)}`` for each car of ferry), and instantiates the counted
 argument ``?X`` of each group by trying every object of the task (`fact_groups.expand_group`):
 one pass over the objects per group. Tasks have about as many groups as objects, so that step is
-quadratic in the objects: with 5,000 cars of ferry it took 73 of the 88 seconds of `load_task`,
-and it grows fourfold with each doubling.
+quadratic in the objects: with 5,000 cars of ferry it took 73 of the 88 seconds of `load_task`
+(under cProfile), and it grows fourfold with each doubling.
 
 `instantiate_groups` returns the same lists, atom for atom and in the same order (objects in
 the task's object order), from an index of the reachable atoms by their other arguments, built
@@ -19,8 +19,8 @@ once in time linear in the atoms.
 keeps the edges that stay inside it by testing each edge's target for membership in the
 component, a list (`variable_order.CausalGraph.calculate_topological_pseudo_sort`): one pass
 over the component per edge. Ferry's cars and ferry form one component, so that was quadratic
-too (2.8 s of 52 with 20,000 cars). `linear_steps` hands it the same lists in a `list` subclass
-whose membership test is a set lookup; nothing else changes.
+too (2.8 of 52 s with 20,000 cars, under cProfile). `linear_steps` hands it the same lists in a
+`list` subclass whose membership test is a set lookup; nothing else changes.
 
 `tests/test_translator_patches.py` checks both against the translator's own code.
 """

@@ -182,7 +182,12 @@ class PDDLEnv(gym.Env):
       rooma``), and atoms that never change (they become static atoms) or cannot influence the
       goal, are gone, so the action and fact numbering changed on blocksworld, gripper and
       visitall (ferry's is unchanged); negative preconditions and equality are supported; the
-      heuristic values in ``info`` are Fast Downward's.
+      heuristic values in ``info`` are Fast Downward's. Later within v1 (issue 29; nothing changes
+      for an episode that starts away from the goal and is reset once it ends): a step after the
+      goal raises `EpisodeEndedError`, and a problem whose initial state is a goal is over at
+      `reset` (before, its first step applied the action and the episode went on unless the goal
+      still held; an empty goal failed to compile); a task without facts has a one-entry
+      ``flat`` vector.
     - v0: initial version (pyperplan's grounding), kept as an id (`PDDLEnvV0`): ``Discrete(n)``
       over the current problem's actions, replaced on `reset` when the drawn problem changes (so
       vector environments need a single problem), ``flat`` on one problem only, no action table.
