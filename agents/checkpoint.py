@@ -27,14 +27,9 @@ import torch
 from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_save
 
-from agents.errors import AgentError
-from pddlgym_sl.arguments import with_paths
+from agents.errors import CheckpointError
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
-
-
-class CheckpointError(AgentError):
-    """A checkpoint or run-directory file cannot be loaded (the message names the file and why)."""
 
 
 class RunClock:
@@ -89,13 +84,25 @@ def save_weights(path: Path, model: torch.nn.Module) -> None:
     atomic_write_bytes(path, safetensors_save(state))
 
 
-def load_weights(path: Path, model: torch.nn.Module) -> None:
-    """Load safetensors weights into `model`; `CheckpointError` when corrupt or not its weights."""
+def read_weights(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file; `CheckpointError` when missing or corrupt."""
     data = _read_bytes(path)
     try:
-        state = safetensors_load(data)
+        return safetensors_load(data)
     except Exception as exc:  # safetensors raises its own error types, and OverflowError/ValueError
         raise CheckpointError(f"not a valid safetensors file ({exc})", file=path) from None
+
+
+def load_weights(path: Path, model: torch.nn.Module) -> None:
+    """Load safetensors weights into `model`; `CheckpointError` when corrupt, not its weights
+    (names, shapes, dtypes: nothing is cast) or not finite."""
+    from agents.run_files import check_state_dict
+
+    state = read_weights(path)
+    try:
+        check_state_dict(state, model.state_dict(), path, "")
+    except CheckpointError as exc:
+        raise CheckpointError(f"the weights do not fit the model ({exc.cause})", file=path) from None
     try:
         model.load_state_dict(state)
     except (RuntimeError, KeyError, ValueError) as exc:
@@ -151,26 +158,56 @@ def load_json_object(path: Path) -> dict[str, Any]:
     return value
 
 
-def load_run_args(run_dir: Path, args_class: type, command: str, ignore: tuple[str, ...] = ()) -> Any:
+def load_run_args(
+    run_dir: Path,
+    args_class: type,
+    command: str,
+    ignore: tuple[str, ...] = (),
+    added_later: dict[str, Any] | None = None,
+) -> Any:
     """The ``args_class`` a run of `command` stored in ``run_dir/args.json`` (keys in `ignore`
-    dropped, paths restored); a `CheckpointError` naming the file when the keys do not fit."""
+    dropped, paths restored), every field checked (`agents.run_files.check_args`; a ``model``
+    is any name of the model registry); a `CheckpointError` naming the file and the field
+    otherwise."""
+    from agents.run_files import check_args
+
     path = run_dir / "args.json"
     stored = {k: v for k, v in load_json_object(path).items() if k not in ignore}
-    try:
-        return args_class(**with_paths(args_class, stored))
-    except TypeError as exc:
-        raise CheckpointError(f"not the arguments of an {command} run ({exc})", file=path) from None
+    return check_args(args_class, stored, path, command, added_later, {"model": _model_names})
 
 
-def resumed_args(args: Any, command: str, ignore: tuple[str, ...] = ()) -> Any:
-    """The arguments of a ``--resume`` call: those ``args.resume/args.json`` stored (read as
-    `load_run_args`), with this call's ``quiet`` and, when given, its ``steps`` (a larger value
+def _model_names() -> list[str]:
+    from agents.models import MODELS
+
+    return list(MODELS)
+
+
+def resumed_args(
+    args: Any, command: str, ignore: tuple[str, ...] = (), added_later: dict[str, Any] | None = None
+) -> tuple[Any, Any]:
+    """The arguments a run stored (read as `load_run_args`) and those of this ``--resume`` call:
+    the stored ones with this call's ``quiet`` and, when given, its ``steps`` (a larger value
     extends the run); a `ConfigError` when the directory holds no run."""
     run_dir = args.resume
     if not (run_dir / "args.json").is_file():
         raise ConfigError(f"{run_dir} is not a run directory (no args.json)")
-    stored = load_run_args(run_dir, type(args), command, ignore)
-    return dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
+    stored = load_run_args(run_dir, type(args), command, ignore, added_later)
+    merged = dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
+    return stored, merged
+
+
+RUN_FILES = ("args.json", "model.json", "best.safetensors", "last.pt", "metrics.json")
+"""The files a run directory holds (a training run; evaluation results live under eval/)."""
+
+
+def check_run_files(run_dir: Path) -> None:
+    """`CheckpointError` when one of `RUN_FILES` is there but not a regular file (a directory, a
+    FIFO): resuming would fail on it only when it is written, after the work."""
+    for name in RUN_FILES:
+        path = run_dir / name
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            kind = "a directory" if path.is_dir() else "not a regular file"
+            raise CheckpointError(f"is {kind} where the run's {name} belongs", file=path)
 
 
 def load_model_config(path: Path) -> dict[str, Any]:

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from pddlgym_sl.errors import ConfigError
 
-__all__ = ["AgentError"]
+__all__ = ["AgentError", "CheckpointError"]
 
 
 class AgentError(ConfigError):
     """Bad input to the learning code: an unknown model or head option, tensors of the wrong shape
     or dtype for a model, a distribution with an invalid parameter."""
+
+
+class CheckpointError(AgentError):
+    """A checkpoint or run-directory file cannot be loaded (the message names the file, the field
+    when one is at fault, and why)."""

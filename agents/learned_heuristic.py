@@ -25,16 +25,16 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
-from agents.checkpoint import CheckpointError, load_model_config, load_weights
+from agents.checkpoint import CheckpointError, load_model_config, read_weights
 from agents.devices import resolve_device
-from agents.heads import Head, make_head
+from agents.heads import Head
 from agents.models import make_model, model_spec
 from agents.models.nlm.fast.threads import inline_kernels
+from agents.run_files import build_on_meta, check_model_config, check_weights
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.task import CompiledTask
@@ -66,19 +66,20 @@ class TrainedModel:
     ) -> TrainedModel:
         run_dir = Path(run_dir)
         config_file = run_dir / "model.json"
+        weights_file = run_dir / f"{checkpoint}.safetensors"
         config = load_model_config(config_file)
+        name, model_config, head = check_model_config(config, config_file)
+        weights = read_weights(weights_file)
+        # the model's shapes from the config, on the meta device (no memory), must be the weights'
+        check_weights(weights, build_on_meta(name, model_config, config_file), weights_file, config_file)
         try:
-            model_config: dict[str, Any] = dict(config["model"])
-            name = model_config.pop("name")
             model = make_model(name, **model_config)
-            head = make_head(**config["head"])
-            domain = config["domain"]
-        except (KeyError, TypeError, ValueError) as exc:  # AgentError (a ValueError) included
-            why = f"cannot rebuild the model and head from it ({exc})"
+            model.load_state_dict(weights)
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:  # AgentError (a ValueError) included
+            why = f"cannot rebuild the model from it ({str(exc).strip().splitlines()[0]})"
             raise CheckpointError(why, file=config_file) from None
-        load_weights(run_dir / f"{checkpoint}.safetensors", model)
         model.to(resolve_device(device)).eval()
-        return cls(model, head, name, domain, run_dir)
+        return cls(model, head, name, config["domain"], run_dir)
 
 
 class LearnedHeuristic:

@@ -17,7 +17,16 @@ from typing import Any
 
 from pddlgym_sl.errors import ConfigError
 
-__all__ = ["check_ranges", "with_paths"]
+__all__ = ["ArgumentRangeError", "check_ranges", "with_paths"]
+
+
+class ArgumentRangeError(ConfigError):
+    """A number out of range; `field` is the ``Args`` field (the flag is ``--field-name``), so
+    that a reader of a stored ``args.json`` can name the field instead of a flag."""
+
+    def __init__(self, field: str, requirement: str, value: Any) -> None:
+        self.field, self.requirement, self.value = field, requirement, value
+        super().__init__(f"{_flag(field)} must be {requirement}, not {value!r}")
 
 
 def _flag(name: str) -> str:
@@ -34,9 +43,11 @@ def check_ranges(
     positive: Iterable[str] = (),
     non_negative: Iterable[str] = (),
     unit_interval: Iterable[str] = (),
+    at_most: dict[str, float] | None = None,
 ) -> None:
-    """`ConfigError` naming the flag unless each named field of `args` is None or a number that is
-    > 0 (`positive`), >= 0 (`non_negative`) or in (0, 1] (`unit_interval`); NaN fails every test."""
+    """`ArgumentRangeError` (a `ConfigError`) naming the flag unless each named field of `args` is
+    None or a number that is > 0 (`positive`), >= 0 (`non_negative`) or in (0, 1]
+    (`unit_interval`), and at most its value in `at_most`; NaN fails every test."""
     tests = (
         (positive, lambda v: v > 0, "> 0"),
         (non_negative, lambda v: v >= 0, ">= 0"),
@@ -46,7 +57,11 @@ def check_ranges(
         for name in names:
             value = getattr(args, name)
             if value is not None and not (_is_number(value) and ok(value)):
-                raise ConfigError(f"{_flag(name)} must be {what}, not {value!r}")
+                raise ArgumentRangeError(name, what, value)
+    for name, most in (at_most or {}).items():
+        value = getattr(args, name)
+        if value is not None and not (_is_number(value) and value <= most):
+            raise ArgumentRangeError(name, f"at most {most:,}", value)
 
 
 def with_paths(args_class: type, values: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gymnasium.error import ResetNeeded
+
 
 class PDDLError(Exception):
     """Root of every error raised by pddlgym_sl for bad input (files, kwargs, plans, solvers)."""
@@ -58,6 +60,11 @@ class SolverError(PDDLError):
 class ActionTypeError(PDDLError, TypeError):
     """An environment action that is not an integer (Gymnasium's `Discrete` accepts Python and
     numpy integers and 0-d integer arrays only); it is refused rather than truncated."""
+
+
+class EpisodeEndedError(PDDLError, ResetNeeded):
+    """`PDDLEnv.step` after the episode ended at the goal, without a `reset` (a Gymnasium
+    `ResetNeeded`, as for a step before the first reset)."""
 
 
 class ConfigError(PDDLError, ValueError):

@@ -94,11 +94,11 @@ BAD_RUNS = {
     "model.json binary": (_write("model.json", b"\xff\xfe"), "not UTF-8"),
     "model.json without head": (
         _write("model.json", b'{"model": {"name": "linear"}, "domain": "ferry"}'),
-        "rebuild",
+        "must hold exactly the fields model, head, domain",
     ),
     "model.json unknown model": (
         _write("model.json", b'{"model": {"name": "nope"}, "head": {}, "domain": "ferry"}'),
-        "rebuild",
+        "field 'model.name' must be one of",
     ),
 }
 

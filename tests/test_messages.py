@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from agents.apps.supervised import Args, missing_dataset_message, train
@@ -39,7 +40,8 @@ def test_evaluating_a_custom_domain_run_on_a_split_it_lacks_says_what_to_pass(tm
     run = tmp_path / "run"
     run.mkdir()
     (run / "model.json").write_text("{}")
-    (run / "args.json").write_text(json.dumps({"domain": "miconic", "data": str(data)}))
+    stored = {**dataclasses.asdict(Args(domain="miconic", data=data)), "data": str(data), "runs": "runs"}
+    (run / "args.json").write_text(json.dumps({**stored, "steps": 10, "lr": 0.01}))  # a run's whole record
     assert evaluate_main(["--run", str(run), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "'miconic' is not a built-in one" in err and "--tasks DIR" in err

@@ -355,19 +355,19 @@ def evaluate(args: Args) -> dict[str, Any]:
     """Run the evaluation described by `args`; return the summary (also written to disk)."""
     import torch
 
-    from agents.checkpoint import load_json_object
+    from agents.apps.run_record import run_args
     from agents.confidence import refresh_run_confidence, run_threshold
 
     if (args.run is None) == (args.heuristic is None):
         raise ConfigError("give exactly one of --run and --heuristic")
     _check_search_args(args)
-    run_args: dict[str, Any] = {}
+    record: Any = None
     if args.run is not None:
-        if not (args.run / "model.json").is_file():
+        if not (args.run / "model.json").exists():
             raise ConfigError(f"{args.run} is not a trained run (no model.json)")
-        run_args = load_json_object(args.run / "args.json")
-    domain = args.domain or run_args.get("domain")
-    data = args.data or (Path(run_args["data"]) if "data" in run_args else None)
+        record = run_args(args.run)[1]
+    domain = args.domain or (record.domain if record is not None else None)
+    data = args.data or (record.data if record is not None else None)
     split = args.split
     if args.tasks is not None:
         domain_file = given_domain_file(args.tasks, args.domain_file, None)

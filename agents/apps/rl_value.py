@@ -50,6 +50,13 @@ from pddlgym_sl.errors import ConfigError
 VALUE_DISTS = tuple(d for d in DISTS if d in ("n", "tn"))  # == those in value_targets.TARGET_MODES (a test)
 """The heads with a bootstrapped target (n, tn; cat's costs 0..H need a known largest cost)."""
 TN_UPPERS = ("observed", "clip")
+MAX_BATCH_SIZE = 1 << 20
+"""Most states per update: a larger batch is a typo, and allocating it would exhaust memory."""
+MAX_BUFFER_SIZE = 100_000_000
+"""Most states in the replay buffer (its arrays are allocated at the start: 8 bytes per state and
+fact word, and more)."""
+MAX_ENVS = 4096
+"""Most environments stepped together."""
 
 
 @dataclass
@@ -151,6 +158,7 @@ class Args:
             ),
             non_negative=("weight_decay", "learning_starts", "epsilon_end"),
             unit_interval=("epsilon_start",),
+            at_most={"batch_size": MAX_BATCH_SIZE, "buffer_size": MAX_BUFFER_SIZE, "num_envs": MAX_ENVS},
         )
         if self.epsilon_end > self.epsilon_start:
             raise ConfigError("--epsilon-end must not exceed --epsilon-start")

@@ -20,6 +20,7 @@ the solved problems and mean evaluations against env steps; colour: the head, on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -84,6 +85,13 @@ def snapshots(run: Path) -> list[tuple[int, Path]]:
     return sorted((int(m.group(1)), p) for p in files if (m := _STEP.match(p.name)))
 
 
+def _recorded_args(run: Path) -> dict:
+    """The run's checked args.json (`agents.apps.run_record`) as a dict of its fields."""
+    from agents.apps.run_record import run_args
+
+    return dataclasses.asdict(run_args(run)[1])
+
+
 def held_out(args: Args, run_args: dict) -> tuple[Path, list[Path], str]:
     """Domain file, problem files and split label of the held-out problems."""
     if args.tasks is not None:
@@ -118,14 +126,12 @@ def _point(steps: int, records: list[dict]) -> Point:
 
 def run_curve(args: Args, run: Path, bar: tqdm) -> tuple[str, list[Point]]:
     """The curve of one run: its label (head and seed) and a point per snapshot."""
-    from agents.checkpoint import load_json_object  # torch: not at import (fast --help)
     from agents.learned_heuristic import LearnedHeuristic, TrainedModel
-
-    run_args = load_json_object(run / "args.json")
-    clip = bool(run_args.get("clip", False))
     from agents.value_targets import target_mode  # torch: not at import (fast --help)
 
-    label = f"{target_mode(str(run_args['dist']), clip)} s{run_args.get('seed', 0)}"
+    run_args = _recorded_args(run)
+    clip = bool(run_args.get("clip", False))
+    label = f"{target_mode(str(run_args['dist']), clip)} s{run_args['seed']}"
     domain_file, files, split = held_out(args, run_args)
     schema = Schema.from_domain_file(domain_file)
     points = []
@@ -162,7 +168,7 @@ def supervised_points(args: Args, run_args: dict, bar: tqdm) -> dict[str, Point]
     out = {}
     for run in args.supervised:
         trained = TrainedModel.load(run)
-        stored = load_json_object(run / "args.json")
+        stored = _recorded_args(run)
         wall = load_json_object(run / "metrics.json").get("wall_seconds")
         name = f"supervised {str(stored['dist']).upper()} ({wall:.0f} s training)" if wall else run.name
         make = lambda task, t=trained: LearnedHeuristic(t, task, schema)  # noqa: E731
@@ -224,9 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         missing = [str(r) for r in args.runs if not snapshots(r)]
         if missing:
             raise ConfigError(f"no snapshots (train with --snapshot-every N) in {', '.join(missing)}")
-        from agents.checkpoint import load_json_object
-
-        first_args = load_json_object(args.runs[0] / "args.json")
+        first_args = _recorded_args(args.runs[0])
         n_files = len(held_out(args, first_args)[1])
         total = n_files * (
             sum(len(snapshots(r)) for r in args.runs) + len(args.baselines) + len(args.supervised)

@@ -17,9 +17,11 @@ from tqdm import tqdm
 import domains
 import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
 from agents.apps.rl_value import Args
+from agents.apps.run_record import RL_VALUE_ADDED_LATER
 from agents.checkpoint import (
     CheckpointError,
     RunClock,
+    check_run_files,
     load_training_state,
     resumed_args,
     save_model_config,
@@ -372,6 +374,122 @@ class ValueLearner:
             "episodes": [None if e is None else [e.problem, list(e.actions)] for e in self.episodes_now],
         }
 
+    STATE_FIELDS = (
+        "model",
+        "target",
+        "optimizer",
+        "counters",
+        "rng",
+        "torch_rng",
+        "buffer",
+        "uppers",
+        "episodes",
+    )
+
+    def check_state(self, state: dict, path: Path, max_step: int) -> None:
+        """Every field of a ``last.pt`` of this run (`agents.run_files`): a `CheckpointError`
+        naming the file and the field, before anything is restored."""
+        from agents.run_files import check_number, check_optimizer_state, check_state_dict
+
+        required, optional = set(self.STATE_FIELDS), {RunClock.KEY}
+        if not required <= set(state) <= required | optional:
+            missing, unknown = sorted(required - set(state)), sorted(set(state) - required - optional)
+            raise CheckpointError(
+                f"not a learning state of agents.rl_value (missing fields {missing}, unknown {unknown})",
+                file=path,
+            )
+        if state.get(RunClock.KEY) is not None:
+            check_number(state[RunClock.KEY], path, RunClock.KEY, low=0)
+        check_state_dict(state["model"], self.model.state_dict(), path, "model")
+        check_state_dict(state["target"], self.target.state_dict(), path, "target")
+        check_optimizer_state(state["optimizer"], self.optimizer, path)
+        counters = state["counters"]
+        if not isinstance(counters, list) or len(counters) != 4:
+            raise CheckpointError("field 'counters' must be [step, updates, episodes, solved]", file=path)
+        step, updates, episodes, solved = counters
+        check_number(step, path, "counters[0] (step)", integer=True, low=0, high=max_step)
+        check_number(updates, path, "counters[1] (updates)", integer=True, low=0, high=step)
+        check_number(episodes, path, "counters[2] (episodes)", integer=True, low=0)
+        check_number(solved, path, "counters[3] (solved)", integer=True, low=0, high=episodes)
+        try:
+            json_rng = json.loads(state["rng"]) if isinstance(state["rng"], str) else None
+            np.random.default_rng().bit_generator.state = json_rng  # a scratch generator: refuses bad ones
+        except (TypeError, ValueError, KeyError) as exc:
+            raise CheckpointError(f"field 'rng' is not a generator state ({exc})", file=path) from None
+        reference = torch.get_rng_state()
+        rng = state["torch_rng"]
+        if not isinstance(rng, torch.Tensor) or rng.dtype != reference.dtype or rng.shape != reference.shape:
+            raise CheckpointError(
+                f"field 'torch_rng' must be a {reference.dtype} tensor of {len(reference)}", file=path
+            )
+        self._check_buffer(state["buffer"], path)
+        n_problems = len(self.tasks)
+        uppers = state["uppers"]
+        if not isinstance(uppers, list):
+            raise CheckpointError("field 'uppers' must be a list of [problem, state hex, cost]", file=path)
+        for k, row in enumerate(uppers):
+            where = f"uppers[{k}]"
+            if not (isinstance(row, list) and len(row) == 3 and isinstance(row[1], str)):
+                raise CheckpointError(f"field {where!r} must be [problem, state hex, cost]", file=path)
+            check_number(row[0], path, f"{where}[0]", integer=True, low=0, high=n_problems - 1)
+            check_number(row[2], path, f"{where}[2]", low=0)
+            try:
+                bytes.fromhex(row[1])
+            except ValueError:
+                raise CheckpointError(f"field '{where}[1]' is not a hex state", file=path) from None
+        saved = state["episodes"]
+        if not isinstance(saved, list) or len(saved) != len(self.envs):
+            raise CheckpointError(
+                f"field 'episodes' must be a list of {len(self.envs)} (one per environment)", file=path
+            )
+        for i, entry in enumerate(saved):
+            if entry is None:
+                continue
+            where = f"episodes[{i}]"
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)):
+                raise CheckpointError(f"field {where!r} must be null or [problem, actions]", file=path)
+            problem = check_number(entry[0], path, f"{where}[0]", integer=True, low=0, high=n_problems - 1)
+            if len(entry[1]) > self.args.max_episode_steps:
+                raise CheckpointError(
+                    f"field '{where}[1]' has more actions than an episode's steps", file=path
+                )
+            n_actions = max(1, self.tasks[problem].n_actions)
+            for a in entry[1]:
+                check_number(a, path, f"{where}[1][]", integer=True, low=0, high=n_actions - 1)
+
+    def _check_buffer(self, buffer: object, path: Path) -> None:
+        from agents.run_files import check_number
+
+        fields = {"problem", "words", "lower", "size", "pos"}
+        if not isinstance(buffer, dict) or set(buffer) != fields:
+            raise CheckpointError(f"field 'buffer' must hold {sorted(fields)}", file=path)
+        ours = self.buffer
+        capacity = len(ours.problem)
+        for name, like in (
+            ("problem", ours.problem),
+            ("words", ours.words.view(np.int64)),
+            ("lower", ours.lower),
+        ):
+            value = buffer[name]
+            expected = torch.from_numpy(like[:0]).dtype
+            if (
+                not isinstance(value, torch.Tensor)
+                or value.dtype != expected
+                or tuple(value.shape) != like.shape
+            ):
+                raise CheckpointError(
+                    f"field 'buffer.{name}' must be a {expected} tensor of shape {like.shape}", file=path
+                )
+        size = check_number(buffer["size"], path, "buffer.size", integer=True, low=0, high=capacity)
+        check_number(buffer["pos"], path, "buffer.pos", integer=True, low=0, high=capacity - 1)
+        problems = buffer["problem"][:size]
+        if size and (int(problems.min()) < 0 or int(problems.max()) >= len(self.tasks)):
+            raise CheckpointError(
+                f"field 'buffer.problem' must hold problems 0..{len(self.tasks) - 1}", file=path
+            )
+        if bool(torch.isnan(buffer["lower"][:size]).any()):
+            raise CheckpointError("field 'buffer.lower' holds NaN", file=path)
+
     def restore(self, state: dict) -> None:
         self.model.load_state_dict(state["model"])
         self.target.load_state_dict(state["target"])
@@ -444,7 +562,11 @@ def train(args: Args) -> Path:
     """Run (or resume) value learning; return the run directory (with metrics.json)."""
     run_clock = RunClock()
     if args.resume is not None:
-        run_dir, args = args.resume, resumed_args(args, "agents.rl_value", ignore=("app",))
+        stored, args = resumed_args(
+            args, "agents.rl_value", ignore=("app",), added_later=RL_VALUE_ADDED_LATER
+        )
+        run_dir = args.resume
+        check_run_files(run_dir)
     else:
         sigma = args.sigma or ("fixed" if args.dist == "n" else "learn")
         lr = args.lr if args.lr is not None else model_spec(args.model).lr
@@ -458,6 +580,7 @@ def train(args: Args) -> Path:
     last = run_dir / "last.pt"
     if args.resume is not None and (last.exists() or last.is_symlink()):
         state = load_training_state(last)
+        learner.check_state(state, last, max(stored.steps, args.steps))
         run_clock.restore(state)
         try:
             learner.restore(state)

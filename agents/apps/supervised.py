@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from agents.checkpoint import RunClock
 
 OOD_CHOICES = ("none", *NOISE_NAMES)
+MAX_BATCH_SIZE = 1 << 20
+"""Most states per step (the paper trains with 256): a larger batch is a typo, and allocating it
+would exhaust memory before the first step."""
 
 
 @dataclass
@@ -121,6 +124,7 @@ class Args:
             self,
             positive=("steps", "batch_size", "lr", "grad_clip", "train_problems", "val_every"),
             non_negative=("weight_decay",),
+            at_most={"batch_size": MAX_BATCH_SIZE},
         )
 
 
@@ -269,6 +273,28 @@ class Trainer:
             self.clock.KEY: self.clock.total(),
         }
 
+    def check_state(self, state: dict, path: Path, max_step: int) -> None:
+        """Every field of a ``last.pt`` of this run (`agents.run_files`): a `CheckpointError`
+        naming the file and the field, before anything is restored."""
+        from agents.checkpoint import CheckpointError, RunClock
+        from agents.run_files import check_number, check_optimizer_state, check_state_dict
+
+        required = {"model", "optimizer", "step", "best_val_mse"}
+        fields = required | {RunClock.KEY}
+        if not required <= set(state) <= fields:
+            missing, unknown = sorted(required - set(state)), sorted(set(state) - fields)
+            raise CheckpointError(
+                f"not a training state of agents.supervised (missing fields {missing}, unknown {unknown})",
+                file=path,
+            )
+        steps = " (the steps the run is given)"
+        check_number(state["step"], path, "step", integer=True, low=0, high=max_step, what=steps)
+        check_number(state["best_val_mse"], path, "best_val_mse", low=0, allow_inf=True)
+        if state.get(RunClock.KEY) is not None:
+            check_number(state[RunClock.KEY], path, RunClock.KEY, low=0)
+        check_state_dict(state["model"], self.model.state_dict(), path, "model")
+        check_optimizer_state(state["optimizer"], self.optimizer, path)
+
     def restore(self, state: dict) -> None:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
@@ -314,9 +340,11 @@ def train(args: Args) -> Path:
     """Run (or resume) training; return the run directory (with metrics.json)."""
     from torch.utils.tensorboard import SummaryWriter
 
+    from agents.apps.run_record import SUPERVISED_ADDED_LATER
     from agents.checkpoint import (
         CheckpointError,
         RunClock,
+        check_run_files,
         load_training_state,
         resumed_args,
         save_model_config,
@@ -325,8 +353,11 @@ def train(args: Args) -> Path:
     from agents.models import model_spec
 
     clock = RunClock()
+    stored = None
     if args.resume is not None:
-        run_dir, args = args.resume, resumed_args(args, "agents.supervised")
+        stored, args = resumed_args(args, "agents.supervised", added_later=SUPERVISED_ADDED_LATER)
+        run_dir = args.resume
+        check_run_files(run_dir)
     else:
         lr = args.lr if args.lr is not None else model_spec(args.model).lr  # args.json keeps the value used
         args = dataclasses.replace(args, steps=args.steps or DEFAULT_STEPS, lr=lr)
@@ -340,6 +371,7 @@ def train(args: Args) -> Path:
     last = run_dir / "last.pt"
     if args.resume is not None and (last.exists() or last.is_symlink()):  # a directory there is an error
         state = load_training_state(last)
+        trainer.check_state(state, last, max(stored.steps, args.steps))
         try:
             trainer.restore(state)
         except (KeyError, RuntimeError, ValueError, TypeError) as exc:
@@ -450,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = tyro.cli(Args, args=argv, default=load_config_defaults(argv), description=__doc__)
         run_dir = train(args)
+        from agents.apps.run_record import run_args
+
+        args = run_args(run_dir)[1]  # the labels below come from the run's own record
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

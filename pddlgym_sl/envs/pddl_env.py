@@ -17,7 +17,7 @@ from pddlgym_sl import successors as _k
 from pddlgym_sl.envs.actions import action_table, action_table_space
 from pddlgym_sl.envs.encoders import ENCODERS, Schema, make_encoder
 from pddlgym_sl.envs.problems import ProblemSet, count_objects, load_shared, resolve_problems
-from pddlgym_sl.errors import ActionTypeError, ConfigError, PDDLError
+from pddlgym_sl.errors import ActionTypeError, ConfigError, EpisodeEndedError, PDDLError
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask, State
 
@@ -120,6 +120,15 @@ class PDDLEnv(gym.Env):
     - Truncation: after ``max_episode_steps`` steps (500 for the registered ids; a `TimeLimit`
       added by `gym.make`).
 
+    Once a step has returned ``terminated=True``, the next `step` without a `reset` raises
+    `pddlgym_sl.errors.EpisodeEndedError` (a Gymnasium `ResetNeeded`, as a step before the first
+    reset is): nothing is applied after the goal. A problem whose initial state satisfies the
+    goal (an empty goal, ``(:goal (and))``, or one the grounding proves true) is over at `reset`:
+    the `terminated` attribute says so. Its first `step` is accepted, since vector environments
+    and RL loops learn of termination from a step: it applies nothing and returns the same
+    observation, reward 0 (the empty plan costs nothing) and ``terminated=True``; steps after it
+    raise.
+
     ## Info
 
     ``action_mask`` (int8 array), ``problem`` (file name), ``invalid_action`` (bool; False after
@@ -173,7 +182,12 @@ class PDDLEnv(gym.Env):
       rooma``), and atoms that never change (they become static atoms) or cannot influence the
       goal, are gone, so the action and fact numbering changed on blocksworld, gripper and
       visitall (ferry's is unchanged); negative preconditions and equality are supported; the
-      heuristic values in ``info`` are Fast Downward's.
+      heuristic values in ``info`` are Fast Downward's. Later within v1 (issue 29; nothing changes
+      for an episode that starts away from the goal and is reset once it ends): a step after the
+      goal raises `EpisodeEndedError`, and a problem whose initial state is a goal is over at
+      `reset` (before, its first step applied the action and the episode went on unless the goal
+      still held; an empty goal failed to compile); a task without facts has a one-entry
+      ``flat`` vector.
     - v0: initial version (pyperplan's grounding), kept as an id (`PDDLEnvV0`): ``Discrete(n)``
       over the current problem's actions, replaced on `reset` when the drawn problem changes (so
       vector environments need a single problem), ``flat`` on one problem only, no action table.
@@ -249,6 +263,7 @@ class PDDLEnv(gym.Env):
         if self.fixed_action_space:
             self.action_space = spaces.Discrete(self.max_actions)
         self._words: np.ndarray | None = None
+        self._terminated = self._ended = False  # at the goal; a step has returned terminated=True
 
     # ----------------------------------------------------------------- construction
     def _all_tasks(self) -> list[CompiledTask]:
@@ -400,18 +415,35 @@ class PDDLEnv(gym.Env):
         self._words = words
         self._mask = self._mask_of(words, *self._mask_args)
         self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
+        self._ended = False
         return self._encode(words), self._info(words, False)
+
+    @property
+    def terminated(self) -> bool:
+        """Whether the current state satisfies the goal (the episode is over; see Episode End)."""
+        if self._words is None:
+            raise ResetNeeded("call reset() first")
+        return self._terminated
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         words = self._words
         if words is None:
             raise ResetNeeded("call reset() before step()")
         a = _action_index(action)
+        if self._terminated:
+            if self._ended:
+                raise EpisodeEndedError(
+                    "step() after the episode ended at the goal (terminated=True): call reset() first",
+                    file=self.task.problem_file,
+                )
+            self._ended = True  # the goal held at reset: this step reports it and applies nothing
+            return self._encode(words), 0.0, True, False, self._info(words, False)
         if 0 <= a < self._n_actions and self._mask[a]:
             words = _k.apply_action(words, a, *self._eff)
             self._words = words
             self._mask = self._mask_of(words, *self._mask_args)
             self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
+            self._ended = self._terminated
             invalid = False
         else:
             invalid = True

@@ -22,6 +22,7 @@ effects, a regenerated ``:types`` list) for the grounder.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -253,33 +254,34 @@ def check_problem(tree: SList, schema: Domain, source: str | Path | None = None)
             file=source,
             line=dom.line,
         )
-    declared = fc.requirements(sections.get(":requirements"))
+    requirements = fc.requirements(sections.get(":requirements"))
+    in_force = schema.requirements | requirements  # the domain's and the problem's, built once
 
     objects = dict(schema.constants)
     if ":objects" in sections:
-        declared: set[str] = set()
+        object_names: set[str] = set()
         for o, (t,) in fc.typed_list(
             sections[":objects"][1:], variables=False, allow_either=False, what=":objects"
         ):
             fc.known_types((t,), schema.types, ":objects")
-            if o in declared:
+            if o in object_names:
                 raise fc.semantic_error(f"object {o!r} is declared twice", o)
             if o in schema.constants and schema.constants[o] != t:
                 raise fc.semantic_error(
                     f"object {o!r} is a domain constant of type {schema.constants[o]!r}, not {t!r}", o
                 )
-            declared.add(o)
+            object_names.add(o)
             objects[o] = str(t)
 
-    def scope(where: str) -> Scope:
-        return Scope(
-            where=where,
-            variables=None,
-            objects=objects,
-            object_kind="object",
-            strict_types=True,
-            declared=schema.requirements | declared,
-        )
+    init_scope = Scope(
+        where=":init",
+        variables=None,
+        objects=objects,
+        object_kind="object",
+        strict_types=True,
+        declared=in_force,
+    )
+    goal_scope = replace(init_scope, where=":goal")
 
     init = []
     for atom in sections[":init"][1:]:
@@ -290,7 +292,7 @@ def check_problem(tree: SList, schema: Domain, source: str | Path | None = None)
             raise fc.unsupported("assignment (= ...) in :init", ":numeric-fluents", atom)
         if head in CONDITION_CONSTRUCTS:
             raise fc.unsupported(f"({head} ...) in :init", CONDITION_CONSTRUCTS[head], atom)
-        init.append(fc.atom(atom, scope(":init")))
+        init.append(fc.atom(atom, init_scope))
 
     goal_sec = sections[":goal"]
     if len(goal_sec) != 2:
@@ -299,7 +301,7 @@ def check_problem(tree: SList, schema: Domain, source: str | Path | None = None)
         )
     goal: list[SList] = []
     if goal_sec[1] != []:
-        fc.condition(goal_sec[1], scope(":goal"), goal)
+        fc.condition(goal_sec[1], goal_scope, goal)
 
     canonical: list = ["define", ["problem", name], [":domain", dname]]
     if ":objects" in sections:
@@ -309,7 +311,7 @@ def check_problem(tree: SList, schema: Domain, source: str | Path | None = None)
     return Problem(
         name=str(name),
         domain_name=str(dname),
-        requirements=declared,
+        requirements=requirements,
         objects=objects,
         init=tuple(dict.fromkeys(_atom_name(a) for a in init)),
         tree=canonical,

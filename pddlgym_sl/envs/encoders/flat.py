@@ -12,6 +12,8 @@ type atoms). For a fixed problem the static and goal parts are constant: they ar
 goal carries no information. The vector's length depends on the problem: with ``size`` it is
 zero-padded to that length (an environment over several problems pads to its largest). Its
 positions mean different atoms in different problems, so a policy reading it plays one problem.
+A task with neither facts nor static atoms (an empty goal with an empty ``:init``) gets one
+zero entry: Gymnasium has no empty `spaces.MultiBinary`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from gymnasium import spaces
 from numba import njit
 
 from pddlgym_sl.envs.encoders.schema import Schema, batch_bits
-from pddlgym_sl.errors import PDDLError
+from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
@@ -37,8 +39,8 @@ class FlatEncoder:
         task: the compiled problem.
         static: include the static atoms (constant ones) after the facts.
         goal: append the goal membership of every fact.
-        size: zero-pad the vector to this length (default: no padding); `PDDLError` if the task's
-            vector is longer.
+        size: zero-pad the vector to this length (default: no padding, but at least 1);
+            `PDDLError` if the task's vector is longer, `ConfigError` if it is not positive.
     """
 
     def __init__(
@@ -58,12 +60,15 @@ class FlatEncoder:
             g[task.goal] = 1
             tail.append(g)
         length = self.n_facts + sum(len(t) for t in tail)
+        whole = isinstance(size, int | np.integer) and not isinstance(size, bool)
+        if size is not None and (not whole or size < 1):
+            raise ConfigError(f"flat's size must be a positive int, got {size!r}")
         if size is not None and size < length:
             raise PDDLError(
                 f"the flat vector of task {task.name!r} has {length} entries, more than size={size}",
                 file=task.problem_file,
             )
-        self.size = length if size is None else int(size)
+        self.size = max(1, length) if size is None else int(size)
         tail.append(np.zeros(self.size - length, dtype=np.int8))
         self._tail = np.concatenate(tail)
         self.space = spaces.MultiBinary(self.size)
