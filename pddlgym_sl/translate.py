@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pddlgym_sl.errors import GroundingError, InputLimitError, PDDLError, UnsupportedRequirementError
 from pddlgym_sl.ground_size import MAX_GROUND_BYTES_VAR, check_ground_size, max_ground_bytes
 from pddlgym_sl.limits import format_bytes
-from pddlgym_sl.memory_limit import address_space_cap
+from pddlgym_sl.memory import address_space_cap
 from pddlgym_sl.pddl.schema import Domain, Problem
 from pddlgym_sl.translator_patches import linear_steps
 

@@ -232,14 +232,14 @@ def test_a_translator_out_of_memory_is_a_typed_error_and_the_limit_is_restored(m
 
 
 def test_the_address_space_cap_is_set_and_restored() -> None:
-    from pddlgym_sl.memory_limit import SLACK_BYTES, address_space_bytes, address_space_cap
+    from pddlgym_sl.memory import SLACK_BYTES, address_space_cap, virtual_bytes
 
     before = resource.getrlimit(resource.RLIMIT_AS)
     with address_space_cap(64 << 20) as granted:
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         if before[0] == resource.RLIM_INFINITY:
             assert granted == 64 << 20
-            assert soft <= address_space_bytes() + (64 << 20) + SLACK_BYTES
+            assert soft <= virtual_bytes() + (64 << 20) + SLACK_BYTES
             with pytest.raises(MemoryError):
                 bytearray(2 * ((64 << 20) + SLACK_BYTES))
         with address_space_cap(1 << 40):  # nested: the outer cap stays
