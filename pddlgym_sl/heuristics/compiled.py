@@ -16,7 +16,9 @@ Adding a compiled heuristic (in this package or outside it, e.g. a learned model
    float64 (``inf`` for a dead end), in row order; a row is a state's fact bit set as uint64 words
    (`pddlgym_sl.task.State`). The module that registers the overload must be imported before the
    first search with that heuristic (defining the class in the same module guarantees it);
-3. ``engine_args()`` on the heuristic object returning an instance.
+3. ``engine_args()`` on the heuristic object returning an instance;
+4. if its values are always whole numbers (or inf), ``INTEGER_VALUED.add(MyArgs)``: the engine then
+   stores them as int32 and keeps a GBFS open list in buckets (4 bytes per entry) instead of a heap.
 
 The values must be what ``heuristic.batch`` returns for the same states: the engine's search is
 then the same as the Python-driven one, node for node.
@@ -33,7 +35,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["state_values"]
+__all__ = ["INTEGER_VALUED", "state_values"]
+
+INTEGER_VALUED: set[type] = set()
+"""Argument classes of compiled heuristics whose values are whole numbers (or inf)."""
 
 
 def state_values(args: Any, states: np.ndarray, n: int, out: np.ndarray) -> None:

@@ -34,7 +34,7 @@ from numba.extending import overload
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.compiled import state_values
+from pddlgym_sl.heuristics.compiled import INTEGER_VALUED, state_values
 from pddlgym_sl.heuristics.relaxed_task import CutTask, cut_task, state_props
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask
@@ -328,6 +328,9 @@ def _lmcut_overload(args, states, n, out):
             states, n, out, args.ct, args.fdr, args.work, args.goal_zone_detection, args.border_detection
         )
     return None
+
+
+INTEGER_VALUED.update((LMCutArgs,))
 
 
 class LMCut(Heuristic):

@@ -30,7 +30,7 @@ from numba.extending import overload
 
 from pddlgym_sl.heuristics import queues as q_
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.compiled import state_values
+from pddlgym_sl.heuristics.compiled import INTEGER_VALUED, state_values
 from pddlgym_sl.heuristics.relaxed_task import (
     BASE_COST,
     EFFECT,
@@ -298,6 +298,15 @@ def _relaxation_state_values(args, states, n, out):
     if args.instance_class is HFFArgs:
         return lambda args, states, n, out: _ff_values(states, n, out, args.ut, args.fdr, args.work)
     return None
+
+
+INTEGER_VALUED.update(
+    (
+        HMaxArgs,
+        HAddArgs,
+        HFFArgs,
+    )
+)
 
 
 class _RelaxationHeuristic(Heuristic):

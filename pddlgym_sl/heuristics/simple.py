@@ -13,7 +13,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from pddlgym_sl.heuristics.base import Heuristic
-from pddlgym_sl.heuristics.compiled import state_values
+from pddlgym_sl.heuristics.compiled import INTEGER_VALUED, state_values
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds, satisfies
 from pddlgym_sl.task import CompiledTask
@@ -90,6 +90,14 @@ def _simple_state_values(args, states, n, out):
             states, n, out, args.goal_fact, args.neg_ptr, args.neg_idx
         )
     return None
+
+
+INTEGER_VALUED.update(
+    (
+        BlindArgs,
+        GoalCountArgs,
+    )
+)
 
 
 class Blind(Heuristic):

@@ -22,6 +22,7 @@ import numpy as np
 
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import HEURISTICS, Heuristic, make_heuristic
+from pddlgym_sl.heuristics.compiled import INTEGER_VALUED
 from pddlgym_sl.memory import address_space_left, memory_limit_bytes, rss_bytes
 from pddlgym_sl.search import engine as eng
 from pddlgym_sl.search import open_lists as ol
@@ -34,7 +35,6 @@ BatchEvaluator = Callable[[np.ndarray], np.ndarray]
 
 _STATUS = {eng.SOLVED: "solved", eng.EXHAUSTED: "exhausted", eng.EVALUATION_LIMIT: "evaluation_limit"}
 _NO_HEURISTIC = eng.NoHeuristic(np.zeros(1, dtype=np.int64))
-_INTEGER_ARGS: tuple[type, ...] = ()  # filled on first use (the heuristics' argument classes)
 _RESERVE_SHARE = 0.8
 """Share of the address space left under ``ulimit -v`` that the node arrays may reserve."""
 _MIN_NODES = 1 << 14
@@ -47,18 +47,6 @@ class BatchHeuristic(Protocol):
     """What search needs from a heuristic: one value per row of a (n, n_words) uint64 state batch."""
 
     def batch(self, states: np.ndarray) -> np.ndarray: ...
-
-
-def _integer_args() -> tuple[type, ...]:
-    """The argument classes of the built-in heuristics, whose values are whole numbers."""
-    global _INTEGER_ARGS
-    if not _INTEGER_ARGS:
-        from pddlgym_sl.heuristics.lmcut import LMCutArgs
-        from pddlgym_sl.heuristics.relaxation import HAddArgs, HFFArgs, HMaxArgs
-        from pddlgym_sl.heuristics.simple import BlindArgs, GoalCountArgs
-
-        _INTEGER_ARGS = (BlindArgs, GoalCountArgs, HMaxArgs, HAddArgs, HFFArgs, LMCutArgs)
-    return _INTEGER_ARGS
 
 
 def _heuristic_args(task: CompiledTask, heuristic: Any) -> tuple[Any, BatchEvaluator | None]:
@@ -136,7 +124,7 @@ class SearchRun:
         self._st = _search_task(task, packing)
         self._init_words = np.array(task.init.words, dtype=np.uint64)
         n_packed = packing.n_words
-        integer = self.external is None and isinstance(self._hargs, _integer_args())
+        integer = self.external is None and type(self._hargs) in INTEGER_VALUED
         h_dtype = np.dtype(np.int32 if integer else np.float64)
         self._node_bytes = eng.node_bytes(n_packed, h_dtype)
         self._work = eng.new_work(task.n_words, n_packed, task.n_actions)
