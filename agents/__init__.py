@@ -21,6 +21,12 @@ The applications are in `agents.apps` (training, evaluation, report, sweep, RL);
 forward ``python -m agents.<name>`` to them.
 """
 
+from pddlgym_sl.cli import exit_at_start
+from pddlgym_sl.errors import MissingExtraError
 from pddlgym_sl.extras import require_extra
 
-require_extra("learn", "the learning code (agents)")
+try:
+    require_extra("learn", "the learning code (agents)")
+except MissingExtraError as exc:
+    exit_at_start(exc)  # ``python -m agents.<command>``: one line and status 2, as every command error
+    raise

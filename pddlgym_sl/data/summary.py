@@ -16,6 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
+from pddlgym_sl.errors import ConfigError
+
 __all__ = ["markdown", "summarize"]
 
 COLUMNS = ("domain", "split", "solved", "failed", "regenerations", "states", "time limit (s)", "wall (s)")
@@ -49,16 +52,26 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def build_parser(prog: str) -> ArgumentParser:
+    parser = ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("root", nargs="?", type=Path, default=Path("data"), help="dataset root (data)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the table of the dataset root."""
     rows = summarize(args.root)
     if not rows:
-        print(f"error: no <domain>/<split>/manifest.json under {args.root}", file=sys.stderr)
-        return 2
+        raise ConfigError(f"no <domain>/<split>/manifest.json under {args.root}")
     print(markdown(rows))
     return 0
+
+
+COMMAND = Command("python -m pddlgym_sl.data.summary", argparse_parse(build_parser), run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ from agents.apps.report.tables import (
     table2,
     write_csv,
 )
+from pddlgym_sl.cli import Command, tyro_parse
 
 __all__ = ["Args", "Report", "build_report", "format_stat", "main"]
 
@@ -128,8 +129,8 @@ def build_report(
     return Report(md1, md2, files, list(dict.fromkeys(col.notes + t1_notes + t2_notes + plot_notes)))
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
+def run(args: Args) -> int:
+    """Write the report, print the tables and the files written."""
     report = build_report(args.runs, args.out, args.split, args.baselines, args.nll, args.plots, args.ddof)
     if not args.quiet:
         print(report.table1)
@@ -146,6 +147,13 @@ def main(argv: list[str] | None = None) -> int:
             print(text)
     print(f"report: {', '.join(str(f) for f in files)}")
     return 0
+
+
+COMMAND = Command("python -m agents.report", tyro_parse(Args, __doc__), run, extra="learn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ from typing import Any
 import yaml
 
 from agents.apps.sweep.args import Args
-from agents.choices import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from agents.config_files import resolve_config
+from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from pddlgym_sl.errors import ConfigError
 
 __all__ = ["DEFAULT_DATA", "Cell", "data_root", "grid_axes", "grid_cells", "preset"]
