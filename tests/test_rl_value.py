@@ -1,5 +1,6 @@
-"""Value learning without optimal labels (`agents.training.value`, ``python -m agents.rl_value``): flags, a tiny run that checkpoints,
-is interrupted and resumed to the same weights, and is evaluated by `agents.evaluate`."""
+"""Value learning without optimal labels (`agents.training.value`, ``python -m agents.rl_value``):
+flags, a tiny run that checkpoints, is interrupted and resumed to the same weights, and is evaluated
+by `agents.evaluate`."""
 
 from __future__ import annotations
 

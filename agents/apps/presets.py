@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import domains
-from agents.models import MODELS
+from agents.registries import MODELS
 from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
 
 __all__ = ["PAPER_BUDGET", "preset_files", "render_preset"]

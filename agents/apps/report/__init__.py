@@ -3,7 +3,8 @@
     python -m agents.report runs/sweep [--out runs/report] [--split plan] [--baselines runs/baselines]
 
 RUN_DIRS are run directories of `agents.supervised` or directories containing them (searched
-recursively). Runs are grouped by (model, domain, σ, residual, bound, dist) from their args.json;
+recursively). Runs are grouped by (model, domain, data set, σ, residual, bound, loss, dist) from
+their args.json;
 the seeds of a group are its repetitions, reported as mean±std (sample std, ``--ddof 1``). One
 table block per model (the paper's Table 1 is NLM; appendices E and F give STRIPS-HGN and LR):
 
@@ -76,10 +77,12 @@ class Args:
     """do not print the tables"""
     confidence: bool = False
     """also Heller et al.'s Tables 1-3 and the reliability diagram (agents/apps/report/confidence.py)"""
-    confidence_heuristic: str = "W50"
-    """heuristic of the confidence Table 2: Standard, U50, U90, W50, W90"""
-    confidence_search: str = "dual-A40"
-    """search of the confidence Table 3: <gbfs|dual>-<config>"""
+    confidence_heuristic: str | None = None
+    """heuristic of the confidence Table 2: Standard, U50, U90, W50, W90 (default: every one with
+    confidence-aware evaluations, the paper's W50 first)"""
+    confidence_search: str | None = None
+    """search of the confidence Table 3: <gbfs|dual>-<config> (default: every confidence-aware search
+    evaluated, the paper's dual-A40 first)"""
 
 
 @dataclass

@@ -23,7 +23,7 @@ DEFAULT_DATA = Path("data/small")  # agents.apps.supervised's default dataset
 def grid_axes() -> dict[str, tuple[Any, ...] | None]:
     """Each axis of the grid and its valid values (None: any), from the registries (the live
     `MODELS`: imported here, not at module level, so that ``--help`` loads no torch)."""
-    from agents.models import MODELS
+    from agents.registries import MODELS
 
     return {
         "domains": None,
