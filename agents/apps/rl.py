@@ -48,6 +48,7 @@ import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.envs.problems import resolve_problems
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.extras import require_extra
 
 
@@ -103,6 +104,8 @@ class Args:
     """torch threads"""
     log_dir: Path = Path("runs")
     """root directory of the run directories"""
+    name: str | None = None
+    """run directory name (default: rl__<domain>__<problem or split>__<label>__s<seed>__<time>)"""
     device: str = "cpu"
     """torch device"""
     quiet: bool = False
@@ -204,7 +207,11 @@ def _run_dir(args: Args, what: str) -> Path:
     from pddlgym_sl.io import atomic_write_json
 
     label = RUN_LABELS[args.policy]
-    run_dir = args.log_dir / f"rl__{args.domain}__{what}__{label}__s{args.seed}__{int(time.time())}"
+    run_dir = args.log_dir / (
+        args.name or f"rl__{args.domain}__{what}__{label}__s{args.seed}__{int(time.time())}"
+    )
+    if args.name is not None and run_dir.exists():
+        raise ConfigError(f"{run_dir} exists: choose another --name")
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_json(run_dir / "args.json", json.loads(json.dumps(asdict(args), default=str)))
     return run_dir
