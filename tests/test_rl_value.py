@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+import pddlgym_sl
 from agents.apps.evaluate import Args as EvalArgs
 from agents.apps.evaluate import evaluate
 from agents.apps.rl_value import Args, main, train
@@ -88,7 +89,8 @@ def test_interrupted_run_resumes_to_the_same_weights_and_is_evaluated(
     counts = ("steps", "updates", "episodes", "solved_episodes", "states_with_upper_bound")
     assert [m1[k] for k in counts] == [m2[k] for k in counts]
     assert m1["steps"] == 48 and m1["updates"] > 0 and m1["episodes"] > 0
-    assert json.loads((resumed / "args.json").read_text())["upper"] == upper
+    record = json.loads((resumed / "args.json").read_text())
+    assert (record["upper"], record["app"], record["version"]) == (upper, "rl_value", pddlgym_sl.__version__)
     model = json.loads((resumed / "model.json").read_text())
     assert model["head"]["dist"] == dist and model["model"]["name"] == "nlm"
 
