@@ -5,6 +5,7 @@ initial states, and the grouping of states by problem (one forward pass per prob
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -13,6 +14,11 @@ from agents.models import model_spec
 from pddlgym_sl.data.dataset import LabelledSplit, facts_digest
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.task import CompiledTask
+
+if TYPE_CHECKING:
+    from agents.heads import Head
+    from agents.models.spec import ModelSpec
+    from pddlgym_sl.envs.encoders.schema import Schema
 
 __all__ = ["ProblemContext", "contiguous_groups", "merge_by_problem", "model_config_from_tasks", "playable"]
 
@@ -39,13 +45,16 @@ def model_config_from_tasks(model: str, tasks: list[CompiledTask], domain_file: 
 class ProblemContext:
     """One problem's model inputs and symbolic heuristics (the lower bound and the residual base)."""
 
-    def __init__(self, task: CompiledTask, spec, head, device: torch.device, schema) -> None:
+    def __init__(
+        self, task: CompiledTask, spec: ModelSpec, head: Head, device: torch.device, schema: Schema | None
+    ) -> None:
         self.task = task
         self.inputs = spec.search_inputs(task, device, schema)
         self.lower = make_heuristic(head.lower_key, task)
         self.residual = make_heuristic(head.residual_key, task) if head.residual_key else None
 
     def bounds(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The lower bounds of `states` (``(n, n_words)``) and their residual bases (None: no residual)."""
         base = self.residual.batch(states) if self.residual is not None else None
         return self.lower.batch(states), base
 

@@ -5,7 +5,7 @@
 One row per split directory with a ``manifest.json`` (see `pddlgym_sl.data.build`): problems
 solved out of the split's slots, failures, regenerations (another seed after a failure), labelled
 states, the solver's time limit, and the wall time of all generation runs together (a resumed
-split adds its runs). The README's dataset table is this command's output.
+split adds its runs). The dataset table of docs/paper.md is this command's output.
 """
 
 from __future__ import annotations
