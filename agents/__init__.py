@@ -13,14 +13,23 @@ module                   what
 `metrics`                test accuracy of a model on a labelled split (the paper's Table 1)
 `checkpoint`             weights and training state that load without unpickling
 `learned_heuristic`      a trained run as a batch heuristic for `pddlgym_sl.search`
+`training/`              the training loops: `Trainer`, `ValueLearner` and their configurations
+`registries`             the model, loss, noise and head-option registries, torch-free
 `errors`                 `AgentError`, under the project's one root `pddlgym_sl.errors.PDDLError`
 =======================  ==============================================================
 
-The applications are in `agents.apps` (training, evaluation, report, sweep, RL); the modules
-`agents.supervised`, `agents.evaluate`, `agents.report`, `agents.sweep` and `agents.rl` only
-forward ``python -m agents.<name>`` to them.
+The commands are in `agents.apps` (training, evaluation, report, sweep, RL): thin, they turn
+flags into the library's configurations; the modules `agents.supervised`, `agents.evaluate`,
+`agents.report`, `agents.sweep`, `agents.rl`, `agents.rl_value`, `agents.rl_value_curves` and
+`agents.anytime_curves` only forward ``python -m agents.<name>`` to them.
 """
 
+from pddlgym_sl.cli import exit_at_start
+from pddlgym_sl.errors import MissingExtraError
 from pddlgym_sl.extras import require_extra
 
-require_extra("learn", "the learning code (agents)")
+try:
+    require_extra("learn", "the learning code (agents)")
+except MissingExtraError as exc:
+    exit_at_start(exc)  # ``python -m agents.<command>``: one line and status 2, as every command error
+    raise

@@ -15,7 +15,6 @@ suggests unpickling.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import pickle
@@ -28,7 +27,6 @@ from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_save
 
 from agents.errors import CheckpointError
-from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_bytes, atomic_write_json
 
 
@@ -156,44 +154,6 @@ def load_json_object(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CheckpointError(f"holds a JSON {type(value).__name__}, not an object", file=path)
     return value
-
-
-def load_run_args(
-    run_dir: Path,
-    args_class: type,
-    command: str,
-    ignore: tuple[str, ...] = (),
-    added_later: dict[str, Any] | None = None,
-) -> Any:
-    """The ``args_class`` a run of `command` stored in ``run_dir/args.json`` (keys in `ignore`
-    dropped, paths restored), every field checked (`agents.run_files.check_args`; a ``model``
-    is any name of the model registry); a `CheckpointError` naming the file and the field
-    otherwise."""
-    from agents.run_files import check_args
-
-    path = run_dir / "args.json"
-    stored = {k: v for k, v in load_json_object(path).items() if k not in ignore}
-    return check_args(args_class, stored, path, command, added_later, {"model": _model_names})
-
-
-def _model_names() -> list[str]:
-    from agents.models import MODELS
-
-    return list(MODELS)
-
-
-def resumed_args(
-    args: Any, command: str, ignore: tuple[str, ...] = (), added_later: dict[str, Any] | None = None
-) -> tuple[Any, Any]:
-    """The arguments a run stored (read as `load_run_args`) and those of this ``--resume`` call:
-    the stored ones with this call's ``quiet`` and, when given, its ``steps`` (a larger value
-    extends the run); a `ConfigError` when the directory holds no run."""
-    run_dir = args.resume
-    if not (run_dir / "args.json").is_file():
-        raise ConfigError(f"{run_dir} is not a run directory (no args.json)")
-    stored = load_run_args(run_dir, type(args), command, ignore, added_later)
-    merged = dataclasses.replace(stored, resume=run_dir, quiet=args.quiet, steps=args.steps or stored.steps)
-    return stored, merged
 
 
 RUN_FILES = ("args.json", "model.json", "best.safetensors", "last.pt", "metrics.json")

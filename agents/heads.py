@@ -87,9 +87,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from agents.choices import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from agents.distributions import Gaussian, TruncatedGaussian
 from agents.errors import AgentError
+from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPER_DEFAULTS, UPPERS
 from agents.unit_bucket import normal_bucket, truncated_normal_bucket
 
 __all__ = [
@@ -107,12 +107,8 @@ __all__ = [
 ]
 
 OPEN_BOUND_EPS = 0.1  # appendix B.3: l − ε, u + ε
-MISSING_BOUND = 1e5  # appendix B.2
-_DEFAULT_UPPER = {"none": MISSING_BOUND, "inf": math.inf, "plan": MISSING_BOUND}
-"""Per ``upper`` option, ``u`` where the caller passes none."""
 _UPPER_COLUMNS = {"plan": "upper"}
 """Per ``upper`` option that reads ``u`` from the data, its label column (`LabelledSplit.upper`)."""
-UPPERS = tuple(_DEFAULT_UPPER)
 FIXED_SIGMA = 1.0 / math.sqrt(2.0)  # N NLL = squared error + const
 SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0  # σ = 0.1 + 10 sigmoid(raw), as pddlsl's ModelWrapper._clip_sigma
 
@@ -218,7 +214,7 @@ class Head:
         """Raw upper bound ``u``: the given tensor, else the default of the ``upper`` option (1e5 or +∞)."""
         if upper is not None:
             return self._like(upper, like)
-        return torch.full((), _DEFAULT_UPPER[self.upper], dtype=like.dtype, device=like.device)
+        return torch.full((), UPPER_DEFAULTS[self.upper], dtype=like.dtype, device=like.device)
 
     def _clip(self, value: Tensor, lower: Tensor, upper: Tensor | None) -> Tensor:
         lo = self._like(lower, value)
@@ -434,8 +430,8 @@ class TruncatedGaussianHead(Head):
             sigma = np.full_like(mu, FIXED_SIGMA)
         lower = np.asarray(lower, dtype=np.float64)
         if upper is None:
-            mean = tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, _DEFAULT_UPPER[self.upper])
-            upper = _DEFAULT_UPPER[self.upper]
+            mean = tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, UPPER_DEFAULTS[self.upper])
+            upper = UPPER_DEFAULTS[self.upper]
         else:
             upper = np.asarray(upper, dtype=np.float64)
             mean = np.minimum(tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, upper + OPEN_BOUND_EPS), upper)

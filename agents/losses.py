@@ -38,6 +38,7 @@ from agents.errors import AgentError
 from agents.heads import Head
 from agents.inputs import TrainingInputs
 from agents.metrics import bound_inputs, evaluate_split
+from agents.registries import LOSSES
 from agents.sampler import BucketSampler
 from pddlgym_sl.data.dataset import LabelledSplit
 
@@ -288,13 +289,6 @@ class RankLoss:
         }
 
 
-LOSSES: dict[str, type[NLLLoss] | type[RankLoss]] = {"nll": NLLLoss, "rank": RankLoss}
-"""The losses by name: the ``--loss`` choices."""
-
-
 def make_loss(name: str, head: Head) -> Loss:
-    """The loss ``name`` (a key of `LOSSES`) for a model with `head`."""
-    try:
-        return LOSSES[name](head)
-    except KeyError:
-        raise AgentError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}") from None
+    """The loss ``name`` (a key of `LOSSES`, `agents.registries`) for a model with `head`."""
+    return LOSSES.lookup(name)(head)

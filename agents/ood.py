@@ -41,6 +41,7 @@ from agents.errors import AgentError
 from agents.heads import Head
 from agents.inputs import TrainingInputs
 from agents.models.spec import ModelSpec
+from agents.registries import NOISES
 from pddlgym_sl.data.dataset import LabelledSplit
 from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS
 from pddlgym_sl.envs.encoders.schema import batch_bits
@@ -54,6 +55,7 @@ __all__ = [
     "noise_states",
     "pack_bits",
     "pool_counts",
+    "uniform_frequencies",
 ]
 
 
@@ -71,12 +73,9 @@ def fact_frequencies(split: LabelledSplit, problem: int) -> np.ndarray:
     return batch_bits(split.states[problem], task.n_facts).mean(axis=0)
 
 
-def _half(split: LabelledSplit, problem: int) -> float:
+def uniform_frequencies(split: LabelledSplit, problem: int) -> float:
+    """Every fact true with probability one half (uniform noise)."""
     return 0.5
-
-
-NOISES = {"uniform": _half, "weighted": fact_frequencies}
-"""The noise distributions of ``--ood``: each fact's probability of being true in a noise state."""
 
 
 def noise_states(
@@ -157,7 +156,7 @@ def noise_split(
         upper=None,
         upper_method=None,
         siblings=None,
-        _tasks=split._tasks,  # the same problems: share the compiled tasks
+        compiled=split.compiled,  # the same problems: share the compiled tasks
     )
 
 

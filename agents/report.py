@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from agents.apps.report import main
+from agents.apps.report import COMMAND, main
 
-__all__ = ["main"]
+__all__ = ["COMMAND", "main"]
 
 if __name__ == "__main__":
     sys.exit(main())

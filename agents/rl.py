@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from agents.apps.rl import Args, cli, main
+from agents.apps.rl import COMMAND, Args, cli, main
 
-__all__ = ["Args", "cli", "main"]
+__all__ = ["COMMAND", "Args", "cli", "main"]
 
 if __name__ == "__main__":
     sys.exit(cli())

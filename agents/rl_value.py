@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from agents.apps.rl_value import Args, main
+from agents.apps.rl_value import COMMAND, Args, main
 
-__all__ = ["Args", "main"]
+__all__ = ["COMMAND", "Args", "main"]
 
 if __name__ == "__main__":
     sys.exit(main())

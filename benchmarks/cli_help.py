@@ -25,11 +25,17 @@ COMMANDS = (
     "agents.report",
     "agents.sweep",
     "agents.rl",
-    "agents.apps.anytime_curves",
+    "agents.anytime_curves",
     "agents.rl_value",
-    "agents.apps.rl_value_curves",
+    "agents.rl_value_curves",
+    "agents.apps.presets",
     "pddlgym_sl.plan",
+    "pddlgym_sl.heuristics",
     "pddlgym_sl.data.generate",
+    "pddlgym_sl.data.upper",
+    "pddlgym_sl.data.sampling",
+    "pddlgym_sl.data.summary",
+    "domains.generate",
 )
 
 

@@ -3,7 +3,7 @@
     python benchmarks/rl_value_speed.py [--domain ferry --train-problems 20 --num-envs 4 --seconds 10]
     python benchmarks/rl_value_speed.py --tasks DIR          # your own problem files
 
-On the same ``--num-envs`` environments over the same problems (``agents.apps.rl_value.make_envs``:
+On the same ``--num-envs`` environments over the same problems (``agents.training.value.make_envs``:
 ``pddl/<domain>-v1``, the lower bound LM-cut in ``info``), in one process, four rates:
 
 - ``env (random)``: env steps/s of a uniformly random policy over the applicable actions, the plain
@@ -23,13 +23,15 @@ excludes JIT compilation. Torch runs on ``--threads`` threads (default 1).
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from agents.apps.rl_value import Args, ValueLearner
+from agents.training import ValueConfig
+from agents.training.value import ValueLearner
 
 
 def _timed(fn, seconds: float, count) -> float:
@@ -80,7 +82,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     opts = parser.parse_args()
     torch.set_num_threads(opts.threads)
-    args = Args(
+    config = ValueConfig(
         dist=opts.dist,
         model=opts.model,
         domain=opts.domain,
@@ -91,9 +93,9 @@ def main() -> None:
         train_every=opts.train_every,
         learning_starts=0,
         seed=opts.seed,
-        quiet=True,
+        device="cpu",
     )
-    learner = ValueLearner(args, torch.device("cpu"))
+    learner = ValueLearner(config, Path(tempfile.mkdtemp()) / "run")  # nothing is written there
     for _ in range(opts.warmup):  # JIT compilation and a filled buffer
         learner.act()
         learner.update()

@@ -2,7 +2,7 @@
 
     python benchmarks/train_speed.py [--data data/small] [--steps 30] [--threads 2]
 
-Builds the trainer of `agents.apps.supervised` (TN head, learned sigma, hFF residual, the paper's
+Builds `agents.training.supervised.Trainer` (TN head, learned sigma, hFF residual, the paper's
 optimiser settings) for each model on the same training split and times full training steps
 (batch assembly, forward, NLL, backward, gradient clipping, AdamW), after warm-up steps that
 absorb JIT compilation. The small ferry dataset is created if absent. Reference in the same
@@ -18,8 +18,10 @@ from pathlib import Path
 
 import torch
 
-from agents.apps.supervised import Args, Trainer, ensure_dataset
-from agents.models import MODELS
+from agents.registries import MODELS
+from agents.training import SupervisedConfig
+from agents.training.datasets import ensure_dataset
+from agents.training.supervised import Trainer
 
 
 def main() -> None:
@@ -31,13 +33,13 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    ensure_dataset(Args(data=args.data))
+    ensure_dataset(SupervisedConfig(data=args.data))
     print(f"ferry train split of {args.data}, batch {args.batch_size}, {args.threads} threads")
     print(f"{'model':<8} {'steps/s':>9} {'ms/step':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for model in ("linear", *(m for m in MODELS if m != "linear")):  # the reference first
-            run_args = Args(model=model, data=args.data, batch_size=args.batch_size)
-            trainer = Trainer(run_args, Path(tmp), torch.device("cpu"))
+            config = SupervisedConfig(model=model, data=args.data, batch_size=args.batch_size, device="cpu")
+            trainer = Trainer(config, Path(tmp) / model)
             for _ in range(args.warmup):
                 trainer.train_step()
                 trainer.step += 1

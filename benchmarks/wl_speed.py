@@ -13,7 +13,7 @@ squares to the remaining plan length (so that the searches below go where a trai
 - **WL states/s**: the ILG's WL counts of the states GBFS + hFF generates, batched (one `wlplan`
   call for all of them) and one state at a time;
 - **GBFS + WL evals/s**: GBFS with the learned heuristic (N head, as in `agents.evaluate`: one
-  call per expansion), with the LM-cut bound computed for dead ends as the runs of the README do,
+  call per expansion), with the LM-cut bound computed for dead ends as the runs of docs/ipc23.md do,
   and with the blind bound (the WL model alone);
 - **GBFS + hFF evals/s** on the same tasks, and the ratios.
 

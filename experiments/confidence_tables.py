@@ -1,4 +1,4 @@
-"""The confidence experiment of the README (Heller et al., SoCS 2022): train, plan, tabulate (resumable).
+"""The confidence experiment of docs/confidence.md (Heller et al., SoCS 2022): train, plan, tabulate.
 
     python experiments/confidence_tables.py [--settings relational nfd] [--domains ferry gripper]
         [--dists cat tn] [--steps 800] [--batch-size 64] [--problems 18] [--jobs 2] [--table-only]
@@ -6,7 +6,7 @@
 Two data settings, each on the paper domains of ``--domains``:
 
 - ``relational``: the NLM across problems on the optimal labels of ``--data`` (``python -m
-  pddlgym_sl.data.generate --domain D --split train|val|test-reduced``, README "Optimal labels"),
+  pddlgym_sl.data.generate --domain D --split train|val|test-reduced``, docs/learning.md),
   planned on ``--problems`` of the ``test-reduced`` problems;
 - ``nfd``: Neural Fast Downward's setting, one fixed task per domain (`NFD_TASKS`), labelled by
   ``python -m pddlgym_sl.data.sampling`` into ``--nfd-data``, an MLP on the fact vector, planned

@@ -1,10 +1,10 @@
-"""The IPC 2023 Learning Track experiment of the README: train, plan, tabulate (resumable).
+"""The IPC 2023 Learning Track experiment of docs/ipc23.md: train, plan, tabulate (resumable).
 
     python experiments/ipc23_lt.py [--domains ferry miconic ...] [--configs hff wl-n wl-tn wl-rank]
                                    [--time-limit 600] [--steps 3000] [--table-only]
 
 Per domain, with the labels of ``python -m pddlgym_sl.data.generate --problems
-../shared/ipc23-lt/<domain>/training --split train --val-every 5 --out data/ipc ...`` (README):
+../shared/ipc23-lt/<domain>/training --split train --val-every 5 --out data/ipc ...`` (docs/ipc23.md):
 
 1. trains each learned configuration of `CONFIGS` with ``python -m agents.supervised`` into
    ``runs/ipc/<domain>-<config>`` (the val split stands in for a test split; a finished run is

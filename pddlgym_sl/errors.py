@@ -67,6 +67,11 @@ class EpisodeEndedError(PDDLError, ResetNeeded):
     `ResetNeeded`, as for a step before the first reset)."""
 
 
+class WorkerError(PDDLError):
+    """A worker process died while it ran a unit of `pddlgym_sl.parallel` (killed, or out of
+    memory); finished units are kept."""
+
+
 class ConfigError(PDDLError, ValueError):
     """Bad arguments: unknown domain, split, observation type, heuristic name, missing files, ..."""
 

@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 
 import domains
-from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.search import SEARCHES
 from pddlgym_sl.search.warm_up import warm_up
 from pddlgym_sl.task import CompiledTask, load_task
@@ -91,8 +92,8 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pddlgym_sl.plan", description=__doc__.split("\n")[0])
+def build_parser(prog: str) -> ArgumentParser:
+    parser = ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("domain", help="domain file, or a bundled domain name")
     parser.add_argument("problem", nargs="?", help="problem file (omit to generate one for a bundled domain)")
     parser.add_argument("--heuristic", default="hff", help="heuristic name (default: hff)")
@@ -112,20 +113,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--param", action="append", default=[], help="generator parameter key=value")
     parser.add_argument("--seed", type=int, default=1, help="generator seed")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    args = parser.parse_args(argv)
-    try:
-        task = resolve_task(args.domain, args.problem, _parse_params(args.param), args.seed)
-        compile_seconds = warm_up(SEARCHES[args.search], task, args.heuristic)
-        result = SEARCHES[args.search](
-            task,
-            args.heuristic,
-            max_evaluations=args.max_evaluations,
-            time_limit=args.time_limit,
-            memory_limit=args.memory_limit,
-        )
-    except PDDLError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load (or generate) the task, search, print the plan; 0 when solved, else 1."""
+    task = resolve_task(args.domain, args.problem, _parse_params(args.param), args.seed)
+    compile_seconds = warm_up(SEARCHES[args.search], task, args.heuristic)
+    result = SEARCHES[args.search](
+        task,
+        args.heuristic,
+        max_evaluations=args.max_evaluations,
+        time_limit=args.time_limit,
+        memory_limit=args.memory_limit,
+    )
     if args.json:
         print(json.dumps({**result.to_dict(), "compile_seconds": round(compile_seconds, 4)}))
         return 0 if result.solved else 1
@@ -141,6 +142,13 @@ def main(argv: list[str] | None = None) -> int:
         f"generated={result.generated} seconds={result.seconds:.3f} compile_seconds={compile_seconds:.3f}"
     )
     return 0 if result.solved else 1
+
+
+COMMAND = Command("python -m pddlgym_sl.plan", argparse_parse(build_parser), run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -23,16 +23,22 @@ HEAVY = (
     "tensorboard",
 )
 CLIS = (
-    "agents.apps.supervised",
-    "agents.apps.evaluate",
-    "agents.apps.report",
-    "agents.apps.sweep",
-    "agents.apps.rl",
-    "agents.apps.anytime_curves",
-    "agents.apps.rl_value",
-    "agents.apps.rl_value_curves",
+    "agents.supervised",
+    "agents.evaluate",
+    "agents.report",
+    "agents.sweep",
+    "agents.rl",
+    "agents.anytime_curves",
+    "agents.rl_value",
+    "agents.rl_value_curves",
+    "agents.apps.presets",
     "pddlgym_sl.plan",
+    "pddlgym_sl.heuristics.__main__",
     "pddlgym_sl.data.generate",
+    "pddlgym_sl.data.upper",
+    "pddlgym_sl.data.sampling",
+    "pddlgym_sl.data.summary",
+    "domains.generate",
 )
 
 _PROBE = """
@@ -41,10 +47,11 @@ module = importlib.import_module({module!r})
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     try:
-        getattr(module, {entry!r})(["--help"])
+        module.COMMAND.main(["--help"])
     except SystemExit as exc:
         assert exc.code == 0, exc.code
-assert "usage" in out.getvalue().lower(), out.getvalue()[:500]
+typed = {module!r}.removesuffix(".__main__")
+assert out.getvalue().startswith("usage: python -m " + typed), out.getvalue()[:500]
 print(",".join(m for m in {heavy!r} if m in sys.modules))
 """
 
@@ -57,8 +64,7 @@ def _loaded_heavy(code: str) -> list[str]:
 
 @pytest.mark.parametrize("module", CLIS)
 def test_help_imports_no_heavy_library(module):
-    entry = "cli" if module == "agents.apps.rl" else "main"  # rl's main takes parsed Args
-    assert _loaded_heavy(_PROBE.format(module=module, entry=entry, heavy=HEAVY)) == []
+    assert _loaded_heavy(_PROBE.format(module=module, heavy=HEAVY)) == []
 
 
 def test_core_package_imports_no_torch():

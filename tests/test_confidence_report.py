@@ -69,3 +69,21 @@ def test_report_cli_writes_the_confidence_files(tmp_path, capsys):
     for name in ("confidence_table1.md", "confidence_table2.md", "confidence_table3.md", "reliability.png"):
         assert (out / name).is_file()
     assert "| ferry nlm/TN | U90 |" in (out / "confidence_table1.md").read_text()
+
+
+def test_the_report_finds_the_configurations_that_were_run(tmp_path):
+    """Runs evaluated with A40 (single queue) and P40 (dual queue) and no OOD training: the report
+    showed "–" for them unless given --confidence-heuristic Standard --confidence-search dual-P40."""
+    evals = {("gbfs", "Base"): (0.5, 4000), ("gbfs", "A40"): (0.25, 6000), ("dual", "Base"): (1.0, 900)}
+    evals |= {("dual", "P40"): (1.0, 700)}
+    _run(tmp_path / "runs", "std", "none", 0.5, 0, _metrics(0.6, 0.85), evals)
+    rl = tmp_path / "runs" / "rl__ferry__p01__maskableppo__s1__1"  # agents.rl's run: no confidence
+    rl.mkdir()
+    (rl / "args.json").write_text(json.dumps({"policy": "flat", "domain": "ferry", "seed": 1}))
+    out = tmp_path / "report"
+    assert report_main([str(tmp_path / "runs"), "--out", str(out), "--confidence", "--quiet"]) == 0
+    t2, t3 = ((out / f"confidence_table{i}.md").read_text() for i in (2, 3))
+    assert "### Heuristic Standard" in t2 and "| Single Q. | A40 | -0.25 |" in t2
+    assert "| Dual Q. | P40 | +0.00 |" in t2 and "| Dual Q. | P40 | -200 |" in t2
+    assert "### dual queue P40" in t3 and "### single queue A40" in t3 and "| Standard | 1.00 |" in t3
+    assert "unreadable" not in t2 + t3  # the RL run is not a training run, not a broken one

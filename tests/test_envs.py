@@ -483,6 +483,28 @@ def test_flat_over_several_problems_is_zero_padded():
         assert np.array_equal(obs[: len(ref)], ref) and not obs[len(ref) :].any()
 
 
+@pytest.mark.parametrize("obs", ["ilg", "nlm", "hypergraph", "flat"])
+def test_the_environment_asks_the_encoder_what_it_is_not_its_name(obs, monkeypatch):
+    """The environment branched on ``"nlm"``, ``"flat"`` and ``GRAPH_OBS``; now each encoder says
+    whether it is a graph and how its space depends on the problem, so the same class under another
+    name gets the same sizes, padding and checks."""
+    cls = ENCODERS[obs]
+    monkeypatch.setitem(ENCODERS, "renamed", cls)
+    kwargs = dict(domain="ferry", problems=train_files(), heuristics=(), padded=cls.graph)
+    original, renamed = PDDLEnv(obs=obs, **kwargs), PDDLEnv(obs="renamed", **kwargs)
+    assert renamed.observation_space == original.observation_space
+    for name in SIZES:
+        a, _ = original.reset(seed=0, options={"problem": name})
+        b, _ = renamed.reset(seed=0, options={"problem": name})
+        assert data_equivalence(a, b, exact=True)
+    if not cls.graph:
+        with pytest.raises(ConfigError, match="padded=True pads graph observations \\(ilg, hypergraph"):
+            PDDLEnv(obs="renamed", **{**kwargs, "padded": True})
+    if cls.width == "facts":
+        with pytest.raises(ConfigError, match="fact vector of ONE problem"):
+            PDDLEnvV0(obs="renamed", **kwargs)
+
+
 def test_unsupported_render_modes_follow_gymnasium():
     """SB3's make_vec_env passes render_mode="rgb_array": a warning, and render() returns None."""
     with pytest.warns(UserWarning, match="render_mode='rgb_array' is not supported"):

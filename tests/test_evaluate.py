@@ -151,3 +151,22 @@ def test_reduced_problem_count_keeps_every_size():
     assert len(chosen) == len(set(chosen)) == 10
     assert {f.name.rsplit("-s", 1)[0] for f in chosen} == sizes
     assert spread(files, None) == files and spread(files, 1000) == files
+
+
+def test_the_test_reduced_problems_are_planned_on_without_a_dataset(tmp_path, monkeypatch, capsys):
+    """``agents.evaluate --split test-reduced`` (the docs' confidence example, a run on data/small)
+    was refused: "unknown split"; the preset's problems are generated like Table 3's splits."""
+    from agents.apps.evaluate import main
+    from pddlgym_sl.data.presets import get_preset
+
+    monkeypatch.setenv("PDDLGYM_SL_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    argv = ["--heuristic", "hff", "--domain", "ferry", "--split", "test-reduced", "--problems", "2"]
+    assert main([*argv, "--limit", "2000", "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["split"], summary["problems"], summary["solved"]) == ("test-reduced", 2, 2)
+    names = {
+        f"{spec.filename.removesuffix('.pddl')}.json"
+        for spec in get_preset("test-reduced", "ferry").splits["test-reduced"]
+    }
+    assert {p.name for p in (out / "problems").iterdir()} <= names

@@ -33,7 +33,10 @@ def _run_hiding(hidden: str, *argv: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_learning_cli_without_torch_names_the_learn_extra() -> None:
+def test_importing_the_learning_code_without_torch_names_the_learn_extra() -> None:
+    """From a script (here runpy, as a program importing `agents` would) the import raises
+    `MissingExtraError`; ``python -m agents.<command>`` prints it as one line instead
+    (tests/test_cli.py)."""
     out = _run_hiding("torch,torch_geometric", "agents.supervised", "--help")
     assert out.returncode != 0
     last = out.stderr.strip().splitlines()[-1]

@@ -442,8 +442,7 @@ def test_evaluate_reads_the_runs_checked_record(linear_run, tmp_path) -> None:
 
 def test_value_learning_states_are_checked(tmp_path, monkeypatch) -> None:
     """agents.rl_value's last.pt: counters, buffer and episodes in range."""
-    from agents.apps.rl_value import Args
-    from agents.apps.rl_value_learner import train
+    from agents.apps.rl_value import Args, train
     from agents.checkpoint import CheckpointError
     from experiments.rl_value_exact_mse import write_tiny
 

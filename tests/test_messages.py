@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pddlgym_sl
 from agents.apps.supervised import Args, missing_dataset_message, train
 
 
@@ -25,7 +26,13 @@ def test_missing_paper_dataset_never_suggests_the_30_minute_test_split_blindly(t
 
 def test_args_json_stores_the_learning_rate_used(tiny_dataset, tmp_path):
     run = train(Args(model="linear", data=tiny_dataset, runs=tmp_path, steps=2, val_every=1, quiet=True))
-    assert json.loads((run / "args.json").read_text())["lr"] == 1e-2  # linear's default, not null
+    record = json.loads((run / "args.json").read_text())
+    assert record["lr"] == 1e-2  # linear's default, not null
+    assert (record["app"], record["version"]) == (
+        "supervised",
+        pddlgym_sl.__version__,
+    )  # beside the manifests'
+    assert not {"runs", "name", "resume", "config", "quiet"} & set(record)  # the command line's own options
 
 
 def test_evaluating_a_custom_domain_run_on_a_split_it_lacks_says_what_to_pass(tmp_path, capsys):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 import domains
@@ -68,17 +69,44 @@ def test_config_presets_are_the_rendered_specs():
     assert set(grid["domains"]) <= set(domains.DOMAINS) and set(grid["models"]) <= set(MODELS)
 
 
-def test_light_choice_lists_equal_the_registries():
-    """`agents.choices` repeats the torch-using registries' names for fast ``--help``; they must agree."""
-    from agents import choices, heads
+def test_cli_choices_are_the_registries_names():
+    """The command lines' ``Literal`` choices are the light registries' names (`agents.registries`):
+    no second list to keep in step, and every entry resolves to what its name says."""
+    from typing import get_args, get_type_hints
+
+    from agents import heads, registries
     from agents.apps.evaluate import PRUNE_CHOICES
     from agents.confidence import THRESHOLD_KINDS
     from agents.losses import LOSSES
     from agents.ood import NOISES
+    from agents.training import SupervisedConfig
 
-    assert tuple(MODELS) == choices.MODEL_NAMES
-    assert tuple(LOSSES) == choices.LOSS_NAMES
-    assert tuple(NOISES) == choices.NOISE_NAMES
-    assert choices.UPPERS == heads.UPPERS
-    assert (choices.DISTS, choices.SIGMAS, choices.BOUNDS) == (heads.DISTS, heads.SIGMAS, heads.BOUNDS)
+    assert MODELS is registries.MODELS and LOSSES is registries.LOSSES and NOISES is registries.NOISES
+    hints = get_type_hints(SupervisedConfig)
+    assert get_args(hints["model"]) == tuple(MODELS) == ("nlm", "hgn", "linear", "mlp", "wl")
+    assert get_args(hints["loss"]) == tuple(LOSSES) and get_args(hints["ood"]) == ("none", *NOISES)
+    assert all(LOSSES[name].name == name for name in LOSSES)
+    assert all(callable(NOISES[name]) for name in NOISES)
+    assert registries.UPPERS == heads.UPPERS == get_args(hints["upper"])
+    assert (registries.DISTS, registries.SIGMAS, registries.BOUNDS) == (
+        heads.DISTS,
+        heads.SIGMAS,
+        heads.BOUNDS,
+    )
     assert ("none", *THRESHOLD_KINDS) == PRUNE_CHOICES
+
+
+def test_a_model_is_one_module_and_one_registry_line(monkeypatch):
+    """A model registered by its module path is listed without importing it, imported on first
+    use, and an unknown name is an error naming the registered ones."""
+    import sys
+
+    from agents.errors import AgentError
+    from agents.models import model_spec
+
+    monkeypatch.setitem(MODELS, "toy", "tests.toy_model:SPEC")
+    monkeypatch.delitem(sys.modules, "tests.toy_model", raising=False)
+    assert "toy" in MODELS.names and "tests.toy_model" not in sys.modules
+    assert model_spec("toy").name == "toy" and "tests.toy_model" in sys.modules
+    with pytest.raises(AgentError, match="unknown model 'nope'; choose one of nlm, hgn"):
+        model_spec("nope")

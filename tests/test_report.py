@@ -327,3 +327,28 @@ def test_value_learning_runs_get_their_own_table_beside_supervised_ones(fake_run
     from agents.apps.report.plots import _file_part
 
     assert _file_part("nlm RL+clip") == "nlm-RL-clip"  # the plots' file names: no spaces
+
+
+def test_runs_are_grouped_by_loss_and_data_set(tmp_path):
+    """A rank-loss run of another data set landed in the "N" cell beside the NLL runs (and their
+    hFF column), because neither the loss nor the data set was part of a group."""
+    runs = tmp_path / "runs"
+    plain = _write_run(runs / "a", "ferry", "fixed", "none", "n", 0, {"test_mse": 1.0, "test_mse_clip": 1.0})
+    rank = _write_run(runs / "b", "ferry", "fixed", "none", "n", 0, {"test_mse": 9.0, "test_mse_clip": 9.0})
+    args = json.loads((rank / "args.json").read_text())
+    (rank / "args.json").write_text(json.dumps(args | {"loss": "rank", "data": "data/ipc"}))
+    metrics = json.loads((rank / "metrics.json").read_text())
+    (rank / "metrics.json").write_text(json.dumps(metrics | {"test_hff_mse": 2.5}))
+    col = collect([runs], "test")
+    assert not any("seed 0 also in" in n for n in col.notes)  # two groups, not one seed twice
+    assert col.domains("nlm") == ["ferry (data/fake)", "ferry (data/ipc)"]
+    assert [c.label for c in col.configs("nlm")] == ["fixed/none", "fixed/none rank"]
+    assert [
+        r.path for r in col.runs("nlm", "ferry (data/ipc)", Config("fixed", "none", loss="rank"), "n")
+    ] == [rank]
+    assert col.runs("nlm", "ferry (data/ipc)", Config("fixed", "none"), "n") == []
+    report = build_report([runs], tmp_path / "report", split="test", plots=False)
+    rows = [line for line in report.table1.splitlines() if line.startswith("| ferry")]
+    assert rows[0].startswith("| ferry (data/fake) | MSE | 9.77 |") and "| 1.00 | – | – | – |" in rows[0]
+    assert rows[1].startswith("| ferry (data/ipc) | MSE | 2.50 |") and "| – | – | 9.00 | – |" in rows[1]
+    assert plain.name == rank.name  # same run names: the names alone cannot tell them apart

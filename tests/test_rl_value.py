@@ -1,5 +1,6 @@
-"""Value learning without optimal labels (`agents.apps.rl_value`): flags, a tiny run that checkpoints,
-is interrupted and resumed to the same weights, and is evaluated by `agents.evaluate`."""
+"""Value learning without optimal labels (`agents.training.value`, ``python -m agents.rl_value``):
+flags, a tiny run that checkpoints, is interrupted and resumed to the same weights, and is evaluated
+by `agents.evaluate`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import json
 import numpy as np
 import pytest
 
+import pddlgym_sl
 from agents.apps.evaluate import Args as EvalArgs
 from agents.apps.evaluate import evaluate
-from agents.apps.rl_value import Args, ValueLearner, _merge_by_problem, main, train
+from agents.apps.rl_value import Args, main, train
+from agents.training.contexts import merge_by_problem
+from agents.training.value import ValueLearner
 from pddlgym_sl.errors import ConfigError
 
 
@@ -49,10 +53,9 @@ def tiny_args(tasks, runs, name, **kw) -> Args:
     [["--steps", "0"], ["--batch-size", "-1"], ["--epsilon-start", "1.5"], ["--dist", "tn", "--clip"]],
 )
 def test_bad_flags_are_refused(flags, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(flags)
-    assert exc.value.code == 2
-    assert "--" in capsys.readouterr().err
+    assert main(flags) == 2
+    err = capsys.readouterr().err
+    assert "--" in err and err.startswith("error: ") and err.count("\n") == 1, err
 
 
 def test_bad_args_raise_config_error():
@@ -86,7 +89,8 @@ def test_interrupted_run_resumes_to_the_same_weights_and_is_evaluated(
     counts = ("steps", "updates", "episodes", "solved_episodes", "states_with_upper_bound")
     assert [m1[k] for k in counts] == [m2[k] for k in counts]
     assert m1["steps"] == 48 and m1["updates"] > 0 and m1["episodes"] > 0
-    assert json.loads((resumed / "args.json").read_text())["upper"] == upper
+    record = json.loads((resumed / "args.json").read_text())
+    assert (record["upper"], record["app"], record["version"]) == (upper, "rl_value", pddlgym_sl.__version__)
     model = json.loads((resumed / "model.json").read_text())
     assert model["head"]["dist"] == dist and model["model"]["name"] == "nlm"
 
@@ -165,7 +169,7 @@ def test_learned_value_beats_hff_on_every_reachable_state(tasks, tmp_path, dist,
 def test_groups_merge_per_problem_and_come_back_in_order():
     rows = ([[1], [2]], [[3]], [[4]], [[5], [6]])
     groups = [(p, np.array(r)) for p, r in zip((2, 0, 2, 1), rows, strict=True)]
-    merged, back = _merge_by_problem(groups)
+    merged, back = merge_by_problem(groups)
     assert [p for p, _ in merged] == [0, 1, 2]  # one forward pass per problem
     np.testing.assert_array_equal(np.concatenate([s for _, s in merged]).ravel()[back], [1, 2, 3, 4, 5, 6])
 

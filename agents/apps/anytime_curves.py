@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import tyro
 
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_text
 
@@ -159,25 +159,28 @@ class Args:
     """budgets of the table's score columns"""
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
-    try:
-        pairs = [c.split("=", 1) for c in args.curves]
-        if any(len(p) != 2 for p in pairs):
-            raise ConfigError("--curves expects LABEL=EVAL_DIR ...")
-        curves = [load_curve(label, Path(d)) for label, d in pairs]
-        problems = {frozenset(c.plans) for c in curves}
-        if len(problems) != 1:
-            raise ConfigError("the curves were evaluated on different problems")
-        optimal = optimal_costs(args.optimal)
-        text = table(curves, optimal, args.budgets)
-        plot(curves, optimal, args.out / f"{args.name}.png", args.name)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def run(args: Args) -> int:
+    """Read the curves, write the table and the plot."""
+    pairs = [c.split("=", 1) for c in args.curves]
+    if any(len(p) != 2 for p in pairs):
+        raise ConfigError("--curves expects LABEL=EVAL_DIR ...")
+    curves = [load_curve(label, Path(d)) for label, d in pairs]
+    problems = {frozenset(c.plans) for c in curves}
+    if len(problems) != 1:
+        raise ConfigError("the curves were evaluated on different problems")
+    optimal = optimal_costs(args.optimal)
+    text = table(curves, optimal, args.budgets)
+    plot(curves, optimal, args.out / f"{args.name}.png", args.name)
     atomic_write_text(args.out / f"{args.name}.md", text)
     print(text, end="")
     return 0
+
+
+COMMAND = Command("python -m agents.anytime_curves", tyro_parse(Args, __doc__), run, extra="learn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

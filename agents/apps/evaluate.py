@@ -54,17 +54,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import tyro
 from tqdm import tqdm
 
 import domains
 from agents.devices import resolve_device
 from pddlgym_sl.arguments import check_ranges
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.data.generate import given_domain_file
 from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError, PDDLError
 from pddlgym_sl.io import atomic_write_json, remove_orphaned_temporaries
-from pddlgym_sl.parallel import BACKENDS, Backend, Unit, interrupted, run_units, stop_on_signals
+from pddlgym_sl.parallel import BACKENDS, Backend, Unit, run_units
 from pddlgym_sl.parallel.interrupt import note_kept
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
 from pddlgym_sl.search.thresholds import THRESHOLDS
@@ -159,7 +159,8 @@ class Args:
     """N+clip: clip mu below by the admissible bound"""
     search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
     """gbfs; dual (dual-queue GBFS with the learned heuristic and hFF, round robin); astar; anytime
-    (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u)"""
+    (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u); every search stops
+    at --limit evaluations (10,000 by default)"""
     jobs: int = 1
     """parallel processes (each runs its own copy of the model on one thread; local backend)"""
     backend: Literal[BACKENDS] = "local"
@@ -355,8 +356,8 @@ def evaluate(args: Args) -> dict[str, Any]:
     """Run the evaluation described by `args`; return the summary (also written to disk)."""
     import torch
 
-    from agents.apps.run_record import run_args
     from agents.confidence import refresh_run_confidence, run_threshold
+    from agents.training.records import run_args
 
     if (args.run is None) == (args.heuristic is None):
         raise ConfigError("give exactly one of --run and --heuristic")
@@ -479,22 +480,29 @@ def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
-    try:
-        with stop_on_signals():
-            s = evaluate(args)
-    except PDDLError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the workers are stopped already
-        return interrupted(exc, "evaluated problems are kept", now=argv is None)
+def run(args: Args) -> int:
+    """Evaluate, then print the summary line."""
+    resolve_device(args.device)  # a device that is not there is refused before any work
+    s = evaluate(args)
     print(
         f"{s['domain']}/{s['split']} {s['heuristic']}: coverage {s['coverage']:.2f} "
         f"({s['solved']}/{s['problems']}), mean evaluations {s['mean_evaluations']:.0f} "
         f"(limit {s['limit']}), {s['wall_seconds']:.1f}s"
     )
     return 0
+
+
+COMMAND = Command(
+    "python -m agents.evaluate",
+    tyro_parse(Args, __doc__),
+    run,
+    extra="learn",
+    interrupt=lambda args: "evaluated problems are kept",
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 import domains
-from agents.models import MODELS
+from agents.registries import MODELS
+from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
 
 __all__ = ["PAPER_BUDGET", "preset_files", "render_preset"]
 
@@ -64,11 +65,15 @@ def preset_files(out: Path) -> dict[Path, str]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents.apps.presets", description=__doc__.split("\n")[0])
+def build_parser(prog: str) -> ArgumentParser:
+    parser = ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("configs"), help="directory of the presets")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file differs")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the presets that differ from their rendering (``--check``: list them, exit 1)."""
     stale = [
         path
         for path, text in preset_files(args.out).items()
@@ -83,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(preset_files(args.out)[path])
         print(f"wrote {path}")
     return 0
+
+
+COMMAND = Command("python -m agents.apps.presets", argparse_parse(build_parser), run, extra="learn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

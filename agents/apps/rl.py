@@ -37,18 +37,18 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
-import tyro
 
 import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
 from pddlgym_sl.arguments import check_ranges
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.envs.problems import resolve_problems
-from pddlgym_sl.errors import PDDLError
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.extras import require_extra
 
 
@@ -104,6 +104,8 @@ class Args:
     """torch threads"""
     log_dir: Path = Path("runs")
     """root directory of the run directories"""
+    name: str | None = None
+    """run directory name (default: rl__<domain>__<problem or split>__<label>__s<seed>__<time>)"""
     device: str = "cpu"
     """torch device"""
     quiet: bool = False
@@ -205,7 +207,11 @@ def _run_dir(args: Args, what: str) -> Path:
     from pddlgym_sl.io import atomic_write_json
 
     label = RUN_LABELS[args.policy]
-    run_dir = args.log_dir / f"rl__{args.domain}__{what}__{label}__s{args.seed}__{int(time.time())}"
+    run_dir = args.log_dir / (
+        args.name or f"rl__{args.domain}__{what}__{label}__s{args.seed}__{int(time.time())}"
+    )
+    if args.name is not None and run_dir.exists():
+        raise ConfigError(f"{run_dir} exists: choose another --name")
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_json(run_dir / "args.json", json.loads(json.dumps(asdict(args), default=str)))
     return run_dir
@@ -390,8 +396,6 @@ def train_relational(args: Args) -> tuple[Path, Any, dict[str, Any]]:
 
 def run_relational(args: Args) -> dict[str, Any]:
     """Train (or ``--load``) the relational policy, then evaluate it on the held-out split."""
-    from dataclasses import replace
-
     from agents.checkpoint import load_json_object
     from pddlgym_sl.io import atomic_write_json
 
@@ -414,21 +418,26 @@ def main(args: Args) -> dict[str, Any]:
     require_extra("rl", "agents.rl (MaskablePPO)")
     import torch
 
+    from agents.devices import resolve_device
+
+    args = replace(args, device=str(resolve_device(args.device)))  # SB3 would fall back to the CPU silently
     torch.set_num_threads(args.threads)
     if args.policy == "relational":
         return run_relational(args)
     return train_flat(args)
 
 
+def _run(args: Args) -> None:
+    main(args)
+
+
+COMMAND = Command("python -m agents.rl", tyro_parse(Args, __doc__), _run, extra="rl")
+
+
 def cli(argv: list[str] | None = None) -> int:
     """``python -m agents.rl``: parse, run; a bad input (`PDDLError`: an unknown problem, a missing
-    extra, ...) is one line on stderr and exit status 2, not a traceback."""
-    try:
-        main(tyro.cli(Args, args=argv, description=__doc__))
-    except PDDLError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    extra, a device that is not there, ...) is one line on stderr and exit status 2."""
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

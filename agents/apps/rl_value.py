@@ -11,7 +11,7 @@ Heads: ``--dist n`` (N over the raw ``y``; ``σ`` fixed by default, so the loss 
 as Gehring et al.), ``--dist n --clip`` (``y`` clipped to ``[l, u]``: the ablation; search with
 ``agents.evaluate --clip``) and ``--dist tn`` (``y`` clipped to ``[l, u]``, the NLL of
 TN(μ, σ, l − 0.1, ∞) with ``--upper clip``, the default, or of TN(μ, σ, l − 0.1, u + 0.1) with
-``--upper observed``, ``u = inf`` until known: the README says why the default).
+``--upper observed``, ``u = inf`` until known: docs/rl.md says why the default).
 μ is a residual over hFF (``--residual``).
 
 Acting: ε-greedy one-step lookahead, ``argmin_a 1 + V(succ(s, a))`` with the online network (ε
@@ -28,107 +28,35 @@ a supervised run, so ``python -m agents.evaluate --run DIR`` plans with it: ``ar
 ``last.pt`` (the whole learning state: networks, optimiser, replay buffer, upper bounds, RNG and the
 environments' current episodes, loaded with ``weights_only=True``), TensorBoard events and
 ``metrics.json`` (and with ``--snapshot-every N``, ``snapshots/step-<steps>.safetensors`` for the
-learning curves of `agents.apps.rl_value_curves`). ``--resume DIR [--steps N]`` continues it; on CPU
+learning curves of ``agents.rl_value_curves``). ``--resume DIR [--steps N]`` continues it; on CPU
 the result equals an uninterrupted run with the same seed (episodes are replayed into the
 environments).
+
+This module is the command line: `Args` is `agents.training.ValueConfig` plus where the run goes
+and how it is shown; the learning loop is `agents.training.value.ValueLearner`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
-import tyro
-
-from agents.choices import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
-from pddlgym_sl.arguments import check_ranges
+from agents.training.configs import VALUE_DISTS, ValueConfig
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.errors import ConfigError
 
-VALUE_DISTS = tuple(d for d in DISTS if d in ("n", "tn"))  # == those in value_targets.TARGET_MODES (a test)
-"""The heads with a bootstrapped target (n, tn; cat's costs 0..H need a known largest cost)."""
-TN_UPPERS = ("observed", "clip")
-MAX_BATCH_SIZE = 1 << 20
-"""Most states per update: a larger batch is a typo, and allocating it would exhaust memory."""
-MAX_BUFFER_SIZE = 100_000_000
-"""Most states in the replay buffer (its arrays are allocated at the start: 8 bytes per state and
-fact word, and more)."""
-MAX_ENVS = 4096
-"""Most environments stepped together."""
+__all__ = ["VALUE_DISTS", "Args", "main", "train"]
 
 
 @dataclass
-class Args:
+class Args(ValueConfig):
     """Learn a value function V(s) ≈ h*(s) by interaction, with an N or TN head and no optimal labels."""
 
-    dist: Literal[VALUE_DISTS] = "tn"
-    """head: Gaussian (n) or truncated Gaussian with lower bound l - 0.1 (tn; its upper end: --upper)"""
-    clip: bool = False
-    """n only: clip the bootstrapped targets to [l, u] (the ablation; tn always does)"""
-    upper: Literal[TN_UPPERS] = "clip"
-    """tn only: clip: u only clips the target, the NLL is TN(mu, sigma, l - 0.1, inf)'s, as in search,
-    which knows no u; observed: TN(mu, sigma, l - 0.1, u + 0.1) with u the observed cost-to-go (where u
-    is close to l the NLL hardly depends on mu, and the search value without u goes astray: README)"""
-    model: Literal[MODEL_NAMES] = "nlm"
-    """network (its model config is read from the problems' initial states)"""
-    domain: str = "ferry"
-    """paper domain whose split is played (with --tasks: the domain name recorded for evaluation)"""
-    split: str = "train"
-    """split whose problems are played"""
-    data: Path | None = None
-    """dataset root whose <domain>/<split>/problems are played (default: the domain's Table 3 split)"""
-    tasks: Path | None = None
-    """play the problem files of this directory instead (pddl/custom-v1)"""
-    domain_file: Path | None = None
-    """domain file of --tasks (default: DIR/domain.pddl or DIR/../domain.pddl)"""
-    train_problems: int | None = None
-    """play this many problems spread over the split's sizes (default: all)"""
-    sigma: Literal[SIGMAS] | None = None
-    """learn sigma or fix it (default: fixed for n, so its NLL is the squared error; learn for tn)"""
-    residual: Literal[RESIDUALS] = "hff"
-    """mu = model output + this heuristic (Gehring et al.: hFF)"""
-    bound: Literal[BOUNDS] = "lmcut"
-    """admissible lower bound l (read from the env's info["bounds"])"""
     steps: int | None = None
     """environment steps, all environments together (default 20,000; when resuming, the stored value)"""
-    num_envs: int = 4
-    """environments stepped together (one forward pass per problem among them per step)"""
-    max_episode_steps: int = 100
-    """episode truncation"""
-    epsilon_start: float = 1.0
-    """exploration rate at the first step"""
-    epsilon_end: float = 0.1
-    """exploration rate after --epsilon-steps"""
-    epsilon_steps: int = 10_000
-    """environment steps of the linear decay of epsilon"""
-    buffer_size: int = 50_000
-    """replay buffer capacity (states)"""
-    batch_size: int = 64
-    """states per update"""
-    learning_starts: int = 500
-    """environment steps before the first update"""
-    train_every: int = 4
-    """environment steps per update"""
-    target_every: int = 250
-    """updates between copies of the online network into the target network"""
-    lr: float | None = None
-    """AdamW learning rate (default: the model's, 1e-2 for nlm)"""
-    weight_decay: float = 1e-2
-    """AdamW weight decay"""
-    grad_clip: float = 0.1
-    """gradient-norm clipping"""
-    checkpoint_every: int = 2000
-    """environment steps between checkpoints (last.pt, best.safetensors)"""
-    snapshot_every: int | None = None
-    """also keep the weights every this many environment steps, as snapshots/step-<steps>.safetensors
-    (what python -m agents.apps.rl_value_curves plots; default: none)"""
-    seed: int = 0
-    """seed of initialisation, problems, exploration and replay"""
-    device: str = "auto"
-    """torch device: auto (cuda when available), cpu, cuda, ... (a resumed run equals an uninterrupted one
-    on the CPU; CUDA kernels need not be deterministic)"""
     runs: Path = Path("runs")
     """parent directory of run directories"""
     name: str | None = None
@@ -138,53 +66,36 @@ class Args:
     quiet: bool = False
     """no progress bar"""
 
-    def __post_init__(self) -> None:
-        check_ranges(
-            self,
-            positive=(
-                "steps",
-                "num_envs",
-                "max_episode_steps",
-                "epsilon_steps",
-                "buffer_size",
-                "batch_size",
-                "train_every",
-                "target_every",
-                "lr",
-                "grad_clip",
-                "checkpoint_every",
-                "snapshot_every",
-                "train_problems",
-            ),
-            non_negative=("weight_decay", "learning_starts", "epsilon_end"),
-            unit_interval=("epsilon_start",),
-            at_most={"batch_size": MAX_BATCH_SIZE, "buffer_size": MAX_BUFFER_SIZE, "num_envs": MAX_ENVS},
-        )
-        if self.epsilon_end > self.epsilon_start:
-            raise ConfigError("--epsilon-end must not exceed --epsilon-start")
-        if self.clip and self.dist != "n":
-            raise ConfigError("--clip is the N ablation (--dist n); --dist tn always clips its targets")
+    def training_config(self) -> ValueConfig:
+        """The learning loop's configuration: every field of `ValueConfig`, the default steps when
+        none are given."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(ValueConfig)}
+        return ValueConfig(**{**values, "steps": self.steps or ValueConfig.steps})
 
 
-def __getattr__(name: str) -> Any:
-    """The learner's names (`agents.apps.rl_value_learner`), imported on first use."""
-    if name in ("ValueLearner", "train", "make_envs", "_merge_by_problem"):
-        from agents.apps import rl_value_learner
+def train(args: Args) -> Path:
+    """Run (or resume) the value learning `args` describe; return the run directory (with metrics.json)."""
+    from agents.devices import resolve_device
+    from agents.training.records import resumed_config
+    from agents.training.value import ValueLearner
 
-        return getattr(rl_value_learner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if args.resume is not None:
+        resolve_device(resumed_config(args.resume, "rl_value", args.steps)[1].device)
+        learner = ValueLearner.load(args.resume, steps=args.steps)
+    else:
+        config = args.training_config()
+        resolve_device(config.device)  # refused before any work
+        run_dir = args.runs / (args.name or config.run_name())
+        if run_dir.exists():
+            raise ConfigError(f"{run_dir} exists: pass --resume {run_dir} to continue it")
+        learner = ValueLearner(config, run_dir)
+    learner.learn(progress_bar=not args.quiet)
+    return learner.run_dir
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        args = tyro.cli(Args, args=argv, description=__doc__)
-        from agents.apps.rl_value_learner import train  # torch: only once the arguments are parsed
-
-        run_dir = train(args)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def run(args: Args) -> int:
+    """Learn, then print what happened and how to plan with the run."""
+    run_dir = train(args)
     m = json.loads((run_dir / "metrics.json").read_text())
     print(f"run: {run_dir}")
     print(
@@ -193,6 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"plan with it: python -m agents.evaluate --run {run_dir}")
     return 0
+
+
+COMMAND = Command("python -m agents.rl_value", tyro_parse(Args, __doc__), run, extra="learn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

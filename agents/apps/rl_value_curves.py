@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import tyro
 from tqdm import tqdm
 
 import domains
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.envs.problems import problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError
@@ -86,8 +86,8 @@ def snapshots(run: Path) -> list[tuple[int, Path]]:
 
 
 def _recorded_args(run: Path) -> dict:
-    """The run's checked args.json (`agents.apps.run_record`) as a dict of its fields."""
-    from agents.apps.run_record import run_args
+    """The run's checked args.json (`agents.training.records`) as a dict of its fields."""
+    from agents.training.records import run_args
 
     return dataclasses.asdict(run_args(run)[1])
 
@@ -224,24 +224,18 @@ def plot(curves: dict[str, list[Point]], baselines: dict[str, Point], path: Path
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
-    try:
-        missing = [str(r) for r in args.runs if not snapshots(r)]
-        if missing:
-            raise ConfigError(f"no snapshots (train with --snapshot-every N) in {', '.join(missing)}")
-        first_args = _recorded_args(args.runs[0])
-        n_files = len(held_out(args, first_args)[1])
-        total = n_files * (
-            sum(len(snapshots(r)) for r in args.runs) + len(args.baselines) + len(args.supervised)
-        )
-        with tqdm(total=total, desc="GBFS", unit="problem", disable=args.quiet) as bar:
-            curves = dict(run_curve(args, r, bar) for r in args.runs)
-            baselines = baseline_points(args, first_args, bar)
-            baselines |= supervised_points(args, first_args, bar)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def run(args: Args) -> int:
+    """Plan from every snapshot (and baseline), write the table and the plot."""
+    missing = [str(r) for r in args.runs if not snapshots(r)]
+    if missing:
+        raise ConfigError(f"no snapshots (train with --snapshot-every N) in {', '.join(missing)}")
+    first_args = _recorded_args(args.runs[0])
+    n_files = len(held_out(args, first_args)[1])
+    total = n_files * (sum(len(snapshots(r)) for r in args.runs) + len(args.baselines) + len(args.supervised))
+    with tqdm(total=total, desc="GBFS", unit="problem", disable=args.quiet) as bar:
+        curves = dict(run_curve(args, r, bar) for r in args.runs)
+        baselines = baseline_points(args, first_args, bar)
+        baselines |= supervised_points(args, first_args, bar)
     where = str(args.tasks) if args.tasks else f"{first_args['domain']} {args.split}"
     title = f"value learning: GBFS on {n_files} held-out problems ({where}), {args.limit} evaluations"
     plot(curves, baselines, args.out.with_suffix(".png"), title)
@@ -249,6 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(args.out.with_suffix(".md"), f"{title}\n\n{table(curves, baselines)}\n{walls}\n")
     print(table(curves, baselines), end="")
     return 0
+
+
+COMMAND = Command("python -m agents.rl_value_curves", tyro_parse(Args, __doc__), run, extra="learn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 def _wall_seconds(run: Path) -> str:

@@ -21,7 +21,8 @@ wl        `agents.models.wl` (Chen et al. 2024)   WL colour counts of the ILG (`
 ========  =====================================  ==========================================
 
 To add a model: one module (or package) defining the ``nn.Module``, its `agents.inputs`
-builders and a ``SPEC = ModelSpec(...)``, and one line in `MODELS` below.
+builders and a ``SPEC = ModelSpec(...)``, and one line in `MODELS` (`agents.registries`: names ->
+``"module:SPEC"``, imported on first use, so that the command lines list the names without torch).
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ from typing import Any
 
 from torch import nn
 
-from agents.errors import AgentError
-from agents.models import linear, mlp, nlm, strips_hgn, wl
 from agents.models.linear import GOMOLUCH_FEATURES, LinearRegression
 from agents.models.nlm import NLM, NLMLayer
 from agents.models.spec import ModelSpec
 from agents.models.strips_hgn import STRIPSHGN, HypergraphData, HypergraphNetworkBlock
+from agents.registries import MODELS
 
 __all__ = [
     "GOMOLUCH_FEATURES",
@@ -51,22 +51,10 @@ __all__ = [
     "model_spec",
 ]
 
-MODELS: dict[str, ModelSpec] = {
-    "nlm": nlm.SPEC,
-    "hgn": strips_hgn.SPEC,
-    "linear": linear.SPEC,
-    "mlp": mlp.SPEC,
-    "wl": wl.SPEC,
-}
-"""The registered models by name, in the report's order."""
-
 
 def model_spec(name: str) -> ModelSpec:
     """The spec of model ``name``; `AgentError` naming the registered models for an unknown one."""
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise AgentError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}") from None
+    return MODELS.lookup(name)
 
 
 def make_model(name: str, n_outputs: int, **kwargs: Any) -> nn.Module:

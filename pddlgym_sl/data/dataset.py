@@ -66,6 +66,9 @@ class LabelledSplit:
             when not every problem has one (`python -m pddlgym_sl.data.upper` adds it).
         upper_method: how ``upper`` was computed (`pddlgym_sl.data.upper.upper_method`), or None.
         siblings: the plan states' siblings, or None when some label file has none (format 1).
+        compiled: problem index -> its compiled task, filled by `task` on first use; a caller that
+            has the tasks compiled already (an environment's) may pass them, and splits over the
+            same problems may share the dict.
     """
 
     split_dir: Path
@@ -80,7 +83,7 @@ class LabelledSplit:
     upper: np.ndarray | None = None
     upper_method: str | None = None
     siblings: SplitSiblings | None = None
-    _tasks: dict[int, CompiledTask] = field(default_factory=dict, repr=False)
+    compiled: dict[int, CompiledTask] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.h_star)
@@ -92,12 +95,12 @@ class LabelledSplit:
 
     def task(self, i: int) -> CompiledTask:
         """The compiled task of problem `i` (cached), checked to number its facts as the labels do."""
-        if i not in self._tasks:
+        if i not in self.compiled:
             task = load_task(self.domain_file, self.problems[i])
             if facts_digest(task.facts) != self.facts_digest[i]:
                 raise PDDLError("labels were made with a different fact numbering", file=self.problems[i])
-            self._tasks[i] = task
-        return self._tasks[i]
+            self.compiled[i] = task
+        return self.compiled[i]
 
     def subset(self, problem_indices: list[int]) -> LabelledSplit:
         """A split restricted to some problems (in the given order)."""

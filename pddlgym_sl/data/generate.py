@@ -37,16 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import tyro
-
 import domains
 from pddlgym_sl.arguments import check_ranges
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.data.build import build_split
 from pddlgym_sl.data.presets import get_preset
 from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.envs.problems import resolve_problems
-from pddlgym_sl.errors import ConfigError, PDDLError
-from pddlgym_sl.parallel import BACKENDS, Backend, interrupted, stop_on_signals
+from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.parallel import BACKENDS, Backend
 
 DEFAULT_TIME_LIMITS = {"train": 300.0, "val": 300.0, "test": 1800.0, "plan": 1800.0, "test-reduced": 300.0}
 LABELLED_SPLITS = ("train", "val", "test")
@@ -186,16 +185,9 @@ def run(args: Args) -> list[dict]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
-    try:
-        with stop_on_signals():
-            manifests = run(args)
-    except PDDLError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the workers are stopped already
-        return interrupted(exc, f"finished problems are kept under {args.out or 'data'}", now=argv is None)
+def report(args: Args) -> int:
+    """Build the split(s), then print one line per split."""
+    manifests = run(args)
     for m in manifests:
         s = m["summary"]
         print(
@@ -204,6 +196,18 @@ def main(argv: list[str] | None = None) -> int:
             f"solver {s['solver_seconds']:.1f}s, labelling {s['label_seconds']:.1f}s"
         )
     return 0
+
+
+COMMAND = Command(
+    "python -m pddlgym_sl.data.generate",
+    tyro_parse(Args, __doc__),
+    report,
+    interrupt=lambda args: f"finished problems are kept under {args.out or 'data'}",
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

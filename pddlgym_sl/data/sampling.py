@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tyro
 from tqdm import tqdm
 
 import domains
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.data.dataset import consolidate
 from pddlgym_sl.data.labels import ProblemLabels, heuristic_values, save_labels
 from pddlgym_sl.errors import ConfigError, PDDLError
@@ -286,16 +286,19 @@ def _parse(domain_file: Path, text: str, path: Path) -> CompiledTask:
     return load_task(domain_file, path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
-    try:
-        manifest = sample_task(args)
-    except PDDLError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def run(args: Args) -> int:
+    """Sample the task's data; one line saying what was written."""
+    manifest = sample_task(args)
     states, walk = manifest["summary"]["states"], manifest["settings"]["walk"]
     print(f"{args.out}: {states} training states from walks of up to {walk} steps")
     return 0
+
+
+COMMAND = Command("python -m pddlgym_sl.data.sampling", tyro_parse(Args, __doc__), run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 One row per split directory with a ``manifest.json`` (see `pddlgym_sl.data.build`): problems
 solved out of the split's slots, failures, regenerations (another seed after a failure), labelled
 states, the solver's time limit, and the wall time of all generation runs together (a resumed
-split adds its runs). The README's dataset table is this command's output.
+split adds its runs). The dataset table of docs/paper.md is this command's output.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
+from pddlgym_sl.errors import ConfigError
 
 __all__ = ["markdown", "summarize"]
 
@@ -49,16 +52,26 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def build_parser(prog: str) -> ArgumentParser:
+    parser = ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("root", nargs="?", type=Path, default=Path("data"), help="dataset root (data)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the table of the dataset root."""
     rows = summarize(args.root)
     if not rows:
-        print(f"error: no <domain>/<split>/manifest.json under {args.root}", file=sys.stderr)
-        return 2
+        raise ConfigError(f"no <domain>/<split>/manifest.json under {args.root}")
     print(markdown(rows))
     return 0
+
+
+COMMAND = Command("python -m pddlgym_sl.data.summary", argparse_parse(build_parser), run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

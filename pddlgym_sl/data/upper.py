@@ -41,6 +41,7 @@ import numpy as np
 import tyro
 from tqdm import tqdm
 
+from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.data.dataset import consolidate, facts_digest
 from pddlgym_sl.data.labels import add_columns, load_labels
 from pddlgym_sl.errors import ConfigError, PDDLError
@@ -155,21 +156,24 @@ class Args:
     """no progress bar"""
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
-    try:
-        for split in args.splits:
-            entry = add_upper(split, args.max_evaluations, progress=not args.quiet)
-            excess = "-" if entry["mean_excess"] is None else f"{entry['mean_excess']:.3f}"
-            print(
-                f"{split}: u on {entry['states']} states of {entry['problems']} problems "
-                f"({entry['no_plan']} without a plan, {entry['suboptimal']} above h*, "
-                f"mean u - h* {excess}); {entry['evaluations']} evaluations"
-            )
-    except PDDLError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def run(args: Args) -> int:
+    """Add u to every split given; one line each."""
+    for split in args.splits:
+        entry = add_upper(split, args.max_evaluations, progress=not args.quiet)
+        excess = "-" if entry["mean_excess"] is None else f"{entry['mean_excess']:.3f}"
+        print(
+            f"{split}: u on {entry['states']} states of {entry['problems']} problems "
+            f"({entry['no_plan']} without a plan, {entry['suboptimal']} above h*, "
+            f"mean u - h* {excess}); {entry['evaluations']} evaluations"
+        )
     return 0
+
+
+COMMAND = Command("python -m pddlgym_sl.data.upper", tyro_parse(Args, __doc__), run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

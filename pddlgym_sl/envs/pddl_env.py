@@ -26,9 +26,6 @@ __all__ = ["ALL_HEURISTICS", "PDDLEnv", "PDDLEnvV0"]
 ALL_HEURISTICS = ("lmcut", "hmax", "blind", "hff", "hadd", "goal_count")
 """Default of the ``heuristics`` kwarg: the three admissible bounds, then the three others."""
 
-GRAPH_OBS = ("ilg", "hypergraph")
-"""Observation types that are `spaces.Graph` unless ``padded=True``."""
-
 
 class PDDLEnv(gym.Env):
     """
@@ -217,8 +214,10 @@ class PDDLEnv(gym.Env):
     ) -> None:
         if obs not in ENCODERS:
             raise ConfigError(f"unknown observation type {obs!r}; expected one of {', '.join(ENCODERS)}")
-        if padded and obs not in GRAPH_OBS:
-            raise ConfigError(f"padded=True pads graph observations ({', '.join(GRAPH_OBS)}), not {obs!r}")
+        encoder = ENCODERS[obs]  # what it is (graph, width) decides below, never its name
+        if padded and not encoder.graph:
+            graphs = ", ".join(name for name, cls in ENCODERS.items() if cls.graph)
+            raise ConfigError(f"padded=True pads graph observations ({graphs}), not {obs!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             gym.logger.warn(
                 f"render_mode={render_mode!r} is not supported ({self.metadata['render_modes']}); "
@@ -230,9 +229,9 @@ class PDDLEnv(gym.Env):
         if not self.fixed_action_space:
             if max_actions is not None or action_table:
                 raise ConfigError("max_actions= and action_table= need the -v1 ids (pddl/<domain>-v1)")
-            if obs == "flat" and len(self.problem_set) > 1:
+            if encoder.width == "facts" and len(self.problem_set) > 1:
                 raise ConfigError(
-                    "obs='flat' is a fact vector of ONE problem in -v0, but this environment has "
+                    f"obs={obs!r} is a fact vector of ONE problem in -v0, but this environment has "
                     f"{len(self.problem_set)}; select one with problem=<index or file name>, "
                     "problems=[file] or limit=1, or use the -v1 id"
                 )
@@ -271,20 +270,18 @@ class PDDLEnv(gym.Env):
         return [self.task_of(i) for i in range(len(self.problem_set))]
 
     def _observation_options(self, options: dict[str, Any], padded: bool) -> dict[str, Any]:
-        """The encoder options with the sizes that make one observation space fit every problem:
-        ``nlm``'s object slots (from a scan of the files), ``flat``'s length over several problems
-        and the padded graphs' sizes (from the compiled problems), unless given."""
+        """The encoder options with the sizes that make one observation space fit every problem,
+        unless given: an encoder of ``width="objects"`` gets the most objects of the problem files
+        (a scan, nothing compiled); one of ``width="facts"`` over several problems, and a graph
+        encoder with ``padded=True``, what its ``padding`` gives over the compiled problems."""
         cls = ENCODERS[self.obs_type]
-        if self.obs_type == "nlm":
-            if "n_objects" not in options:
-                consts = self.schema.n_constants
-                options["n_objects"] = max(count_objects(f, consts) for f in self.problem_set.files)
-            return options
-        wanted = ()
-        if self.obs_type == "flat" and len(self.problem_set) > 1:
-            wanted = ("size",)
-        elif padded:
-            wanted = ("max_nodes", "max_edges")
+        if cls.width == "objects":
+            consts = self.schema.n_constants
+            most = max(count_objects(f, consts) for f in self.problem_set.files)
+            return {**dict.fromkeys(cls.size_options, most), **options}
+        wanted: tuple[str, ...] = ()
+        if (cls.width == "facts" and len(self.problem_set) > 1) or (padded and cls.graph):
+            wanted = cls.size_options
         missing = [k for k in wanted if k not in options]
         if missing:
             given = {k: v for k, v in options.items() if k not in wanted}
@@ -325,10 +322,12 @@ class PDDLEnv(gym.Env):
         if task is None:
             path = self.problem_set.files[index]
             task = load_shared(self.problem_set.domain_file, path)
-            if self.obs_type == "nlm" and len(task.objects) > self._obs_kwargs.get("n_objects", np.inf):
+            cls = ENCODERS[self.obs_type]
+            slots = self._obs_kwargs.get(cls.size_options[0], np.inf) if cls.width == "objects" else np.inf
+            if len(task.objects) > slots:
                 raise PDDLError(
-                    f"problem has {len(task.objects)} objects, more than the {self._obs_kwargs['n_objects']} "
-                    "object slots of the nlm observation space",
+                    f"problem has {len(task.objects)} objects, more than the {slots} "
+                    f"object slots of the {self.obs_type} observation space",
                     file=path,
                 )
             if self.max_actions is not None and task.n_actions > self.max_actions:

@@ -110,14 +110,26 @@ def cache_root() -> Path:
     return base / "pddlgym_sl" / "problems"
 
 
+def split_specs(domain: str, split: str) -> list[domains.ProblemSpec]:
+    """The problem specs of a split: one of Table 3 (``train``, ``val``, ``test``, ``plan``) or the
+    ``test-reduced`` preset (`pddlgym_sl.data.presets`: larger than the training problems, solved
+    optimally in minutes), which evaluation plans on."""
+    if split == "test-reduced" and domain in domains.DOMAIN_NAMES:
+        from pddlgym_sl.data.presets import get_preset
+
+        return get_preset(split, domain).splits[split]
+    return domains.split_specs(domain, split)
+
+
 def split_files(domain: str, split: str, limit: int | None = None) -> list[Path]:
-    """The (first `limit`) problem files of a split, generating missing ones into the cache."""
-    specs = domains.split_specs(domain, split)[:limit]
+    """The (first `limit`) problem files of a split (`split_specs`), generating missing ones into
+    the cache."""
+    specs = split_specs(domain, split)[:limit]
     out_dir = cache_root() / domain / split
     paths = [out_dir / spec.filename for spec in specs]
     if not all(p.is_file() for p in paths):
         try:
-            paths = domains.write_split(domain, split, out_dir, limit=limit)
+            paths = domains.write_specs(specs, out_dir)[0]
         except OSError as exc:
             raise ConfigError(
                 f"cannot write the {domain}/{split} problems to {out_dir} ({exc.strerror or exc}); "
@@ -288,7 +300,8 @@ def problem_dir_files(split_dir: Path) -> list[Path]:
 
 
 def problem_files(domain: str, split: str, data: Path | None) -> list[Path]:
-    """The problem files of a split: the dataset's own copies, else the Table 3 split."""
+    """The problem files of a split: the dataset's own copies, else the Table 3 split or the
+    ``test-reduced`` preset (`split_specs`), generated into the cache."""
     if data is not None:
         files = problem_dir_files(data / domain / split)
         if files:

@@ -18,7 +18,7 @@ import json
 import math
 import sys
 
-from pddlgym_sl.errors import PDDLError
+from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
 
 
 def _json_value(value: float) -> float | int | str:
@@ -27,26 +27,24 @@ def _json_value(value: float) -> float | int | str:
     return int(value) if float(value).is_integer() else value
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m pddlgym_sl.heuristics",
-        description="Every heuristic's value on the initial state of a PDDL problem.",
+def build_parser(prog: str) -> ArgumentParser:
+    parser = ArgumentParser(
+        prog=prog, description="Every heuristic's value on the initial state of a PDDL problem."
     )
     parser.add_argument("domain", help="PDDL domain file")
     parser.add_argument("problem", help="PDDL problem file")
     parser.add_argument("--json", action="store_true", help='print a JSON object (dead ends as "inf")')
-    args = parser.parse_args(argv)
+    return parser
 
+
+def run(args: argparse.Namespace) -> int:
+    """Load the task and print every heuristic's value on its initial state."""
     # Imported here so that `--help` does not load numba.
     from pddlgym_sl.heuristics import HEURISTICS, make_heuristic
     from pddlgym_sl.task import load_task
 
-    try:
-        task = load_task(args.domain, args.problem)
-        values = {name: make_heuristic(name, task)(task.init) for name in HEURISTICS}
-    except PDDLError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    task = load_task(args.domain, args.problem)
+    values = {name: make_heuristic(name, task)(task.init) for name in HEURISTICS}
 
     if args.json:
         print(json.dumps({name: _json_value(v) for name, v in values.items()}))
@@ -57,6 +55,13 @@ def main(argv: list[str] | None = None) -> int:
             shown = "inf (dead end)" if math.isinf(value) else f"{_json_value(value)}"
             print(f"  {name:<{width}}  {shown}")
     return 0
+
+
+COMMAND = Command("python -m pddlgym_sl.heuristics", argparse_parse(build_parser), run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

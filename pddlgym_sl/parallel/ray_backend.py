@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.errors import ConfigError, WorkerError
 from pddlgym_sl.extras import require_extra
 from pddlgym_sl.parallel.children import CHILD_ENV
 from pddlgym_sl.parallel.interrupt import install_sigterm, restore
@@ -119,8 +119,6 @@ class RayExecutor:
 
     def result(self, handle: Any) -> Any:
         from ray.exceptions import RayError, RayTaskError
-
-        from pddlgym_sl.parallel.units import WorkerError
 
         self.handles.discard(handle)
         try:

@@ -30,7 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.errors import ConfigError, WorkerError
 from pddlgym_sl.extras import require_extra
 from pddlgym_sl.parallel.children import become_worker, child_environment, kill_group, stop_commands
 from pddlgym_sl.parallel.interrupt import ignore_signals
@@ -39,10 +39,6 @@ __all__ = ["BACKENDS", "Backend", "Outcome", "Unit", "WorkerError", "run_units"]
 
 BACKENDS = ("local", "ray")
 BackendName = Literal["local", "ray"]
-
-
-class WorkerError(PDDLError):
-    """A worker process died while it ran a unit (killed, or out of memory); finished units are kept."""
 
 
 @dataclass(frozen=True)

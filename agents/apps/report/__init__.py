@@ -3,7 +3,8 @@
     python -m agents.report runs/sweep [--out runs/report] [--split plan] [--baselines runs/baselines]
 
 RUN_DIRS are run directories of `agents.supervised` or directories containing them (searched
-recursively). Runs are grouped by (model, domain, σ, residual, bound, dist) from their args.json;
+recursively). Runs are grouped by (model, domain, data set, σ, residual, bound, loss, dist) from
+their args.json;
 the seeds of a group are its repetitions, reported as mean±std (sample std, ``--ddof 1``). One
 table block per model (the paper's Table 1 is NLM; appendices E and F give STRIPS-HGN and LR):
 
@@ -49,6 +50,7 @@ from agents.apps.report.tables import (
     table2,
     write_csv,
 )
+from pddlgym_sl.cli import Command, tyro_parse
 
 __all__ = ["Args", "Report", "build_report", "format_stat", "main"]
 
@@ -75,10 +77,12 @@ class Args:
     """do not print the tables"""
     confidence: bool = False
     """also Heller et al.'s Tables 1-3 and the reliability diagram (agents/apps/report/confidence.py)"""
-    confidence_heuristic: str = "W50"
-    """heuristic of the confidence Table 2: Standard, U50, U90, W50, W90"""
-    confidence_search: str = "dual-A40"
-    """search of the confidence Table 3: <gbfs|dual>-<config>"""
+    confidence_heuristic: str | None = None
+    """heuristic of the confidence Table 2: Standard, U50, U90, W50, W90 (default: every one with
+    confidence-aware evaluations, the paper's W50 first)"""
+    confidence_search: str | None = None
+    """search of the confidence Table 3: <gbfs|dual>-<config> (default: every confidence-aware search
+    evaluated, the paper's dual-A40 first)"""
 
 
 @dataclass
@@ -128,8 +132,8 @@ def build_report(
     return Report(md1, md2, files, list(dict.fromkeys(col.notes + t1_notes + t2_notes + plot_notes)))
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
+def run(args: Args) -> int:
+    """Write the report, print the tables and the files written."""
     report = build_report(args.runs, args.out, args.split, args.baselines, args.nll, args.plots, args.ddof)
     if not args.quiet:
         print(report.table1)
@@ -146,6 +150,13 @@ def main(argv: list[str] | None = None) -> int:
             print(text)
     print(f"report: {', '.join(str(f) for f in files)}")
     return 0
+
+
+COMMAND = Command("python -m agents.report", tyro_parse(Args, __doc__), run, extra="learn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

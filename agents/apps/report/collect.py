@@ -1,14 +1,19 @@
 """Collecting what the report needs: run directories, their evaluations, and hFF baselines.
 
-A *run* is a directory with ``args.json`` (written by `agents.apps.supervised`); its test accuracy is
+A *run* is a directory with ``args.json`` (`agents.training.records`: written by ``python -m
+agents.supervised`` and ``python -m agents.rl_value``; directories of other commands, such as
+``agents.rl``'s, are skipped with one note); its test accuracy is
 ``metrics.json`` (absent while the run is unfinished) and its planning results are
 ``eval/<split>/summary.json`` (N, TN) and ``eval/<split>-clip/summary.json`` (N+clip), each with
 per-problem JSONs in ``problems/``. A *baseline* is any ``summary.json`` of `agents.evaluate`
 without a run (``--heuristic``), found anywhere under the given paths.
 
-Runs are grouped by (model, domain, config, dist), where a config is the paper's column block
-(σ learn|fixed, residual, lower bound); the seeds of a group are its repetitions. Nothing here
-raises on missing or malformed files: what is missing becomes None and a note for the report.
+Runs are grouped by (model, domain, data set, config, dist), where a config is the paper's column
+block (σ learn|fixed, residual, lower bound, and the loss when it is not the NLL); the seeds of a
+group are its repetitions. A table row is a domain, or ``<domain> (<data set>)`` when a model's
+runs of that domain were trained on more than one data set (Table 1's hFF and hLMcut are then that
+data set's). Nothing here raises on missing or malformed files: what is missing becomes None and a
+note for the report.
 """
 
 from __future__ import annotations
@@ -29,8 +34,7 @@ def display_order(axis: str) -> tuple[str, ...]:
     """The display order of ``axis`` (domain, model, sigma, residual, bound), read from the
     registries each time (imported on first use: they pull in torch)."""
     import domains
-    from agents.heads import BOUNDS, RESIDUALS, SIGMAS
-    from agents.models import MODELS
+    from agents.registries import BOUNDS, MODELS, RESIDUALS, SIGMAS
 
     orders = {
         "domain": tuple(domains.DOMAINS),
@@ -65,22 +69,33 @@ def model_label(model: str) -> str:
 
 @dataclass(frozen=True)
 class Config:
-    """One column block of the paper's tables: how σ, the residual and the bound are set."""
+    """One column block of the paper's tables: how σ, the residual and the bound are set, and the
+    training loss."""
 
     sigma: str
     residual: str
     bound: str = "lmcut"
+    loss: str = "nll"
 
     @property
     def label(self) -> str:
-        """The paper's column header: ``learn/hFF``, ``fixed/none``, ``learn/hFF (l = hmax)``."""
+        """The paper's column header: ``learn/hFF``, ``fixed/none``, ``learn/hFF (l = hmax)``, and
+        ``fixed/none rank`` for a loss other than the NLL."""
         text = f"{self.sigma}/{HEURISTIC_LABELS.get(self.residual, self.residual)}"
         if self.bound != "lmcut":
             text += f" (l = {HEURISTIC_LABELS.get(self.bound, self.bound)})"
+        if self.loss != "nll":
+            text += f" {self.loss}"
         return text
 
     def sort_key(self) -> tuple:
-        return (_rank(self.sigma, "sigma"), _rank(self.residual, "residual"), _rank(self.bound, "bound"))
+        return (
+            self.loss != "nll",
+            self.loss,
+            _rank(self.sigma, "sigma"),
+            _rank(self.residual, "residual"),
+            _rank(self.bound, "bound"),
+        )
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -104,6 +119,9 @@ class Run:
     seed: int
     args: dict[str, Any]
     metrics: dict[str, Any] | None
+    dataset: str = ""
+    """Where its training data came from: the data root (``--data``), the task directory of a value
+    learning run (``--tasks``), or "" for the domain's generated problems."""
 
     def eval_dir(self, split: str, clip: bool) -> Path:
         return self.path / "eval" / (split + ("-clip" if clip else ""))
@@ -126,6 +144,7 @@ class GroupKey:
     domain: str
     config: Config
     dist: str
+    dataset: str = ""
 
 
 @dataclass
@@ -140,14 +159,35 @@ class Collection:
     def models(self) -> list[str]:
         return sorted({k.model for k in self.groups}, key=model_key)
 
+    def _rows(self, model: str) -> dict[str, tuple[str, str]]:
+        """Row label -> (domain, data set) of `model`'s runs: the domain, or ``<domain> (<data
+        set>)`` where the model's runs of the domain come from several data sets."""
+        pairs = sorted({(k.domain, k.dataset) for k in self.groups if k.model == model})
+        sets: dict[str, int] = {}
+        for domain, _ in pairs:
+            sets[domain] = sets.get(domain, 0) + 1
+        return {
+            (domain if sets[domain] == 1 else f"{domain} ({dataset or 'generated'})"): (domain, dataset)
+            for domain, dataset in sorted(pairs, key=lambda p: (domain_key(p[0]), p[1]))
+        }
+
     def domains(self, model: str) -> list[str]:
-        return sorted({k.domain for k in self.groups if k.model == model}, key=domain_key)
+        """The table rows of `model` (see `_rows`), in the registry's domain order."""
+        return list(self._rows(model))
 
     def configs(self, model: str) -> list[Config]:
         return sorted({k.config for k in self.groups if k.model == model}, key=Config.sort_key)
 
-    def runs(self, model: str, domain: str, config: Config, dist: str) -> list[Run]:
-        return self.groups.get(GroupKey(model, domain, config, dist), [])
+    def runs(self, model: str, row: str, config: Config, dist: str) -> list[Run]:
+        domain, dataset = self._rows(model).get(row, (row, ""))
+        return self.groups.get(GroupKey(model, domain, config, dist, dataset), [])
+
+    def baseline(self, row: str) -> dict[str, Any] | None:
+        """The hFF baseline summary of a row's domain (``<domain> (<data set>)`` included)."""
+        return self.baselines.get(row.split(" (", 1)[0])
+
+    def baseline_dir(self, row: str) -> Path | None:
+        return self.baseline_dirs.get(row.split(" (", 1)[0])
 
     def all_runs(self) -> Iterable[Run]:
         for runs in self.groups.values():
@@ -160,7 +200,12 @@ def load_run(path: Path) -> Run | None:
     if args is None:
         return None
     try:
-        config = Config(str(args["sigma"]), str(args["residual"]), str(args.get("bound") or "lmcut"))
+        config = Config(
+            str(args["sigma"]),
+            str(args["residual"]),
+            str(args.get("bound") or "lmcut"),
+            str(args.get("loss") or "nll"),
+        )
         model = str(args["model"])
         if args.get("app") == "rl_value":  # value learning: its own tables, never mixed with supervised runs
             model += " RL+clip" if args.get("clip") else " RL"
@@ -173,12 +218,19 @@ def load_run(path: Path) -> Run | None:
             seed=int(args["seed"]),
             args=args,
             metrics=read_json(path / "metrics.json"),
+            dataset=str(args.get("data") or args.get("tasks") or ""),
         )
     except (KeyError, TypeError, ValueError):
         return None
 
 
-def _walk(paths: Sequence[Path]) -> tuple[list[Path], list[Path], list[str]]:
+def is_training_run(args: dict[str, Any]) -> bool:
+    """Whether an ``args.json`` is a training run's (`agents.training.records`: ``agents.supervised``
+    or ``agents.rl_value``), not another command's (``agents.rl`` has no model and head)."""
+    return args.get("app") in ("supervised", "rl_value") or {"model", "dist"} <= set(args)
+
+
+def walk_runs(paths: Sequence[Path]) -> tuple[list[Path], list[Path], list[str]]:
     """Run directories and evaluation summaries under `paths` (a run's own eval is not walked)."""
     run_dirs: list[Path] = []
     summaries: list[Path] = []
@@ -212,8 +264,8 @@ def collect(
     paths: Sequence[Path], split: str, baselines: Sequence[Path] = (), heuristic: str = "hff"
 ) -> Collection:
     """Find runs under `paths` and `heuristic` baselines of `split` under `paths` and `baselines`."""
-    run_dirs, summaries, notes = _walk(list(paths))
-    extra_runs, extra_summaries, extra_notes = _walk(list(baselines))
+    run_dirs, summaries, notes = walk_runs(list(paths))
+    extra_runs, extra_summaries, extra_notes = walk_runs(list(baselines))
     summaries += extra_summaries
     notes += extra_notes
     if extra_runs:
@@ -228,12 +280,12 @@ def collect(
             args = read_json(path / "args.json")
             if args is None:
                 col.notes.append(f"{path}: unreadable args.json, skipped")
-            elif not {"model", "dist"} <= set(args):
+            elif not is_training_run(args):
                 others.append(path.name)  # another command's run (agents.rl), not a training run
             else:
                 col.notes.append(f"{path}: args.json of a training run with missing or bad fields, skipped")
             continue
-        key = GroupKey(run.model, run.domain, run.config, run.dist)
+        key = GroupKey(run.model, run.domain, run.config, run.dist, run.dataset)
         by_seed.setdefault((key, run.seed), []).append(run)
     if others:
         col.notes.append(f"not agents.supervised runs (e.g. agents.rl), skipped: {', '.join(sorted(others))}")
@@ -246,7 +298,7 @@ def collect(
             col.notes.append(f"{chosen.path}: seed {seed} also in {others}; only {chosen.path.name} is used")
         col.groups.setdefault(key, []).append(chosen)
     for key, runs in col.groups.items():
-        for what in ("steps", "data"):
+        for what in ("steps", "test_split"):
             values = {str(r.args.get(what)) for r in runs}
             if len(values) > 1:
                 col.notes.append(

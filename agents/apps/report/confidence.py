@@ -9,10 +9,12 @@ Written by ``python -m agents.report RUNS --confidence`` beside the core paper's
   ``confidence.json`` (`agents.confidence`);
 - ``confidence_table2.md``: coverage of the confidence-unaware Base and the change of every
   confidence-aware configuration against it, single queue (Base, M5, M40, A5, A40) and dual queue
-  (Base, M40, M80, A40, A80, P20, P80), for one heuristic (``--confidence-heuristic``, the paper's
-  W50), then the same for the average evaluations;
-- ``confidence_table3.md``: coverage (and evaluations) of one search (``--confidence-search``, the
-  paper's dual-queue A40) for every heuristic, as changes against Standard;
+  (Base, M40, M80, A40, A80, P20, P80, and any other found), then the same for the average
+  evaluations: one block per heuristic that has confidence-aware evaluations (the paper's W50
+  first), or only ``--confidence-heuristic``'s;
+- ``confidence_table3.md``: coverage (and evaluations) of a search for every heuristic, as changes
+  against Standard: one block per confidence-aware search found (the paper's dual-queue A40
+  first), or only ``--confidence-search``'s;
 - ``reliability.png``: accuracy (label in the unit bucket around the prediction) against
   confidence, one panel per setting, one line per heuristic.
 
@@ -29,9 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.apps.report.collect import _walk, domain_key, model_key, read_json
+from agents.apps.report.collect import domain_key, is_training_run, model_key, read_json, walk_runs
 
-__all__ = ["ConfidenceRun", "collect_confidence", "write_confidence_report"]
+__all__ = [
+    "ConfidenceRun",
+    "collect_confidence",
+    "found_heuristics",
+    "found_searches",
+    "write_confidence_report",
+]
 
 VARIANTS = ("Standard", "U50", "U90", "W50", "W90")
 SINGLE = ("Base", "M5", "M40", "A5", "A40")
@@ -82,11 +90,11 @@ def _evaluations(run_dir: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
 
 def collect_confidence(paths: Sequence[Path]) -> tuple[list[ConfidenceRun], list[str]]:
     """Every run under `paths` with a ``confidence.json`` or a confidence-aware evaluation."""
-    run_dirs, _, notes = _walk(list(paths))
+    run_dirs, _, notes = walk_runs(list(paths))
     runs = []
     for path in run_dirs:
         args = read_json(path / "args.json")
-        if args is None:
+        if args is None or not is_training_run(args):  # another command's run (agents.rl): no confidence
             continue
         try:
             run = ConfidenceRun(
@@ -289,21 +297,45 @@ def plot_reliability(runs: list[ConfidenceRun], out: Path) -> Path | None:
     return path
 
 
+PAPER_HEURISTIC, PAPER_SEARCH = "W50", "dual-A40"
+"""The heuristic of the paper's Table 2 and the search of its Table 3 (listed first when found)."""
+
+
+def found_heuristics(runs: list[ConfidenceRun]) -> list[str]:
+    """The heuristics (variants) with a confidence-aware evaluation, the paper's first."""
+    found = {r.variant for r in runs if any(k[1] != "gbfs" or k[2] != "Base" for k in r.evaluations)}
+    order = [PAPER_HEURISTIC, *VARIANTS]
+    return [v for v in dict.fromkeys(order) if v in found] + sorted(found - set(order))
+
+
+def found_searches(runs: list[ConfidenceRun]) -> list[str]:
+    """The confidence-aware searches evaluated (``<gbfs|dual>-<config>``), the paper's first."""
+    found = {f"{k[1]}-{k[2]}" for r in runs for k in r.evaluations if k[1] != "gbfs" or k[2] != "Base"}
+    return [s for s in (PAPER_SEARCH,) if s in found] + sorted(found - {PAPER_SEARCH})
+
+
 def write_confidence_report(
-    paths: Sequence[Path], out: Path, heuristic: str = "W50", search: str = "dual-A40", plots: bool = True
+    paths: Sequence[Path],
+    out: Path,
+    heuristic: str | None = None,
+    search: str | None = None,
+    plots: bool = True,
 ) -> tuple[list[Path], str]:
     """Write the three tables (and the reliability diagram) for the runs under `paths`; return the
-    files and the markdown of the tables."""
+    files and the markdown of the tables. `heuristic` and `search` pick Table 2's heuristic and Table
+    3's search; None: every one found (`found_heuristics`, `found_searches`), else the paper's."""
     runs, notes = collect_confidence(paths)
     out.mkdir(parents=True, exist_ok=True)
-    search_name, _, config = search.partition("-")
+    heuristics = [heuristic] if heuristic else (found_heuristics(runs) or [PAPER_HEURISTIC])
+    searches = [search] if search else (found_searches(runs) or [PAPER_SEARCH])
+    blocks3 = [table3(runs, *s.split("-", 1)) if "-" in s else table3(runs, s, "Base") for s in searches]
     parts = {
         "confidence_table1.md": ("Table 1: confidence (%) and rank correlation", table1(runs)),
-        "confidence_table2.md": ("Table 2: confidence-aware search", table2(runs, heuristic)),
-        "confidence_table3.md": (
-            "Table 3: OOD-trained heuristics in one search",
-            table3(runs, search_name, config),
+        "confidence_table2.md": (
+            "Table 2: confidence-aware search",
+            "\n\n".join(table2(runs, h) for h in heuristics),
         ),
+        "confidence_table3.md": ("Table 3: OOD-trained heuristics in one search", "\n\n".join(blocks3)),
     }
     files, texts = [], []
     for name, (title, body) in parts.items():

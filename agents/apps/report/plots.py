@@ -60,7 +60,7 @@ def plot_coverage(col: Collection, model: str, split: str, out: Path, notes: lis
         for clip in (False, True)
         if r.model == model and (s := r.summary(split, clip)) and isinstance(s.get("limit"), int)
     ]
-    limits += [col.baselines[d].get("limit", 0) for d in domains if d in col.baselines]
+    limits += [b.get("limit", 0) for d in domains if (b := col.baseline(d)) is not None]
     if not limits:
         notes.append(f"{model}: no evaluations of split {split!r}, no coverage plot")
         return []
@@ -69,8 +69,9 @@ def plot_coverage(col: Collection, model: str, split: str, out: Path, notes: lis
     fig, axes = _panels(plt, len(domains))
     colors = plt.get_cmap("tab10")
     for ax, domain in zip(axes, domains, strict=True):
-        if domain in col.baselines:
-            results = problem_results(col.baseline_dirs[domain], col.baselines[domain])
+        baseline, where = col.baseline(domain), col.baseline_dir(domain)
+        if baseline is not None and where is not None:
+            results = problem_results(where, baseline)
             if results:
                 curve = coverage_curve(results, budgets)
                 ax.plot(budgets, curve, color="black", lw=1.5, drawstyle="steps-post", label="hFF")

@@ -38,6 +38,7 @@ CSV_FIELDS = (
     "sigma",
     "residual",
     "bound",
+    "loss",
     "dist",
     "metric",
     "mean",
@@ -155,6 +156,7 @@ def _csv_row(
         "sigma": config.sigma if config else "",
         "residual": config.residual if config else "",
         "bound": config.bound if config else "",
+        "loss": config.loss if config else "",
         "dist": dist,
         "metric": metric,
         "mean": repr(stat.mean) if stat.present else "",
@@ -243,13 +245,13 @@ def table2(col: Collection, model: str, split: str, ddof: int = 1) -> tuple[Tabl
     csv_rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for domain in col.domains(model):
-        baseline = col.baselines.get(domain)
+        baseline = col.baseline(domain)
         counts = problem_counts.setdefault(domain, set())
         if baseline is None:
             cov_row, eval_row = [domain, MISSING], [domain, MISSING]
             notes.append(
                 f"{domain}: no hFF baseline for split {split!r} (python -m agents.evaluate --heuristic hff "
-                f"--domain {domain} --split {split})"
+                f"--domain {domain.split(' (', 1)[0]} --split {split})"
             )
         else:
             limits.add(baseline.get("limit"))

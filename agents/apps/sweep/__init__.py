@@ -36,15 +36,14 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-import tyro
 from tqdm import tqdm
 
 from agents.apps.sweep.args import Args
 from agents.apps.sweep.grid import Cell, grid_cells
 from agents.apps.sweep.jobs import Job, plan
 from agents.apps.sweep.scheduler import Scheduler
-from pddlgym_sl.errors import ConfigError
-from pddlgym_sl.parallel import interrupted, stop_on_signals
+from pddlgym_sl.cli import Command, tyro_parse
+from pddlgym_sl.parallel import stop_on_signals
 
 __all__ = ["Args", "Cell", "Job", "Scheduler", "SweepResult", "grid_cells", "main", "plan", "sweep"]
 
@@ -80,12 +79,12 @@ def sweep(args: Args) -> SweepResult:
     elif not jobs:
         say("nothing to do: every run, evaluation and baseline is finished")
     if kinds["train"]:
-        from agents.apps.supervised import Args as TrainArgs
-        from agents.apps.supervised import ensure_dataset
+        from agents.training import SupervisedConfig
+        from agents.training.datasets import ensure_dataset
 
         for data, domain in todo.datasets:  # once, before parallel jobs could race to create it
             test_split = {"test_split": args.test_split} if args.test_split else {}
-            ensure_dataset(TrainArgs(domain=domain, data=data, quiet=args.quiet, **test_split))
+            ensure_dataset(SupervisedConfig(domain=domain, data=data, **test_split), progress=not args.quiet)
     args.out.mkdir(parents=True, exist_ok=True)
     pending_units = {j.unit for j in jobs + todo.busy}
     bar = tqdm(
@@ -117,19 +116,23 @@ def sweep(args: Args) -> SweepResult:
     return SweepResult(launched, scheduler.failed, warnings)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = tyro.cli(Args, args=argv, description=__doc__)
-    try:
-        result = sweep(args)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the running jobs are stopped already
-        kept = f"finished runs and evaluations are kept in {args.out}"
-        return interrupted(exc, kept, "run the same command again to finish", now=argv is None)
+def run(args: Args) -> int:
+    """Run the sweep; say how many jobs ran and failed (exit status 1 when one failed)."""
+    result = sweep(args)
     if not args.quiet and not args.dry_run:
         print(f"launched {len(result.launched)} jobs, {len(result.failed)} failed")
     return 1 if result.failed else 0
+
+
+def _kept(args: Args) -> tuple[str, str]:
+    return f"finished runs and evaluations are kept in {args.out}", "run the same command again to finish"
+
+
+COMMAND = Command("python -m agents.sweep", tyro_parse(Args, __doc__), run, extra="learn", interrupt=_kept)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agents.choices import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
+from agents.registries import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.parallel import BACKENDS, Backend
 

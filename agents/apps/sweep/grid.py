@@ -11,8 +11,8 @@ from typing import Any
 import yaml
 
 from agents.apps.sweep.args import Args
-from agents.choices import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from agents.config_files import resolve_config
+from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS
 from pddlgym_sl.errors import ConfigError
 
 __all__ = ["DEFAULT_DATA", "Cell", "data_root", "grid_axes", "grid_cells", "preset"]
@@ -23,7 +23,7 @@ DEFAULT_DATA = Path("data/small")  # agents.apps.supervised's default dataset
 def grid_axes() -> dict[str, tuple[Any, ...] | None]:
     """Each axis of the grid and its valid values (None: any), from the registries (the live
     `MODELS`: imported here, not at module level, so that ``--help`` loads no torch)."""
-    from agents.models import MODELS
+    from agents.registries import MODELS
 
     return {
         "domains": None,

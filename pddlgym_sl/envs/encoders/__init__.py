@@ -16,6 +16,17 @@ name            observation                                                  spa
 
 Each module's docstring specifies its exact format. The registry is the explicit `ENCODERS`
 dict; `make_encoder` turns unknown names and options into a `ConfigError`.
+
+Each encoder class says what it is, and the environment asks it instead of testing its name:
+
+- ``graph``: its observations are variable-size `spaces.Graph` s, which ``padded=True`` (its
+  ``max_nodes`` and ``max_edges`` options) turns into fixed-size dicts of arrays;
+- ``width``: how its space depends on the problem: ``"fixed"`` (the same for every problem of the
+  domain), ``"objects"`` (one slot per object: an environment over several problems sizes it to the
+  most objects of its problem files) or ``"facts"`` (one entry per fact of one problem: several
+  problems share only a length, and a ``-v0`` environment takes one problem);
+- ``size_options``: the options that size its space, which its classmethod ``padding(schema,
+  task, **options)`` returns for one task (an environment takes the largest over its problems).
 """
 
 from __future__ import annotations

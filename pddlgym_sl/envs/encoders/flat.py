@@ -18,6 +18,8 @@ zero entry: Gymnasium has no empty `spaces.MultiBinary`.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from gymnasium import spaces
 from numba import njit
@@ -42,6 +44,12 @@ class FlatEncoder:
         size: zero-pad the vector to this length (default: no padding, but at least 1);
             `PDDLError` if the task's vector is longer, `ConfigError` if it is not positive.
     """
+
+    graph: ClassVar[bool] = False
+    width: ClassVar[str] = "facts"
+    """One entry per fact of ONE problem: problems share only a length (``size``, from `padding`
+    over the compiled problems); entry i means another fact in another problem."""
+    size_options: ClassVar[tuple[str, ...]] = ("size",)
 
     def __init__(
         self,

@@ -31,6 +31,7 @@ With ``max_nodes`` and ``max_edges`` the observation is the fixed-size padded fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -92,6 +93,14 @@ class HypergraphEncoder:
         space: the `spaces.Graph`, or its padded `spaces.Dict`.
         graph_bounds: (nodes, edges) of the task's graphs (the same in every state).
     """
+
+    graph: ClassVar[bool] = True
+    """Observations are variable-size `spaces.Graph` s; ``max_nodes`` and ``max_edges`` (an
+    environment's ``padded=True``) make them fixed-size dicts of arrays."""
+    width: ClassVar[str] = "fixed"
+    """The same space for every problem of the domain (padded: sized by `padding`)."""
+    size_options: ClassVar[tuple[str, ...]] = ("max_nodes", "max_edges")
+    """The options `padding` returns."""
 
     def __init__(
         self,

@@ -32,6 +32,8 @@ the options that fit one task, and an environment pads to the largest over its p
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.spaces import GraphInstance
@@ -87,6 +89,14 @@ class ILGEncoder:
             every graph of this task.
         graph_bounds: (nodes, edges) of the largest graph of this task (every fact present).
     """
+
+    graph: ClassVar[bool] = True
+    """Observations are variable-size `spaces.Graph` s; ``max_nodes`` and ``max_edges`` (an
+    environment's ``padded=True``) make them fixed-size dicts of arrays."""
+    width: ClassVar[str] = "fixed"
+    """The same space for every problem of the domain (padded: sized by `padding`)."""
+    size_options: ClassVar[tuple[str, ...]] = ("max_nodes", "max_edges")
+    """The options `padding` returns."""
 
     def __init__(
         self, schema: Schema, task: CompiledTask, max_nodes: int | None = None, max_edges: int | None = None

@@ -18,6 +18,8 @@ unless ``n_objects`` was given), which is what the training code uses; it pads p
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from gymnasium import spaces
 from numba import njit
@@ -53,6 +55,12 @@ class NLMEncoder:
         space: the `spaces.Dict` of the tensors.
         keys: the ``"arity{k}"`` keys, ascending.
     """
+
+    graph: ClassVar[bool] = False
+    width: ClassVar[str] = "objects"
+    """One slot per object: problems with up to ``n_objects`` objects share one space (an environment
+    counts the objects of its problem files, without compiling them)."""
+    size_options: ClassVar[tuple[str, ...]] = ("n_objects",)
 
     def __init__(self, schema: Schema, task: CompiledTask, n_objects: int | None = None) -> None:
         n_real = len(task.objects)

@@ -1,12 +1,47 @@
-"""The value-learning loop of ``python -m agents.rl_value`` (`agents.apps.rl_value`, whose docstring
-describes it): environments, replay buffer, the learner, checkpoints and `train`. Kept apart from the
-command's arguments so that ``--help`` imports no torch."""
+"""Value learning without optimal labels: `ValueLearner`, configured by a `ValueConfig`.
+
+    learner = ValueLearner(ValueConfig(dist="tn", steps=20_000), "runs/rlv-ferry")
+    learner.learn()                                # -> metrics (also in metrics.json)
+    ValueLearner.load("runs/rlv-ferry", steps=40_000).learn()   # continue it
+
+The agent learns V(s) ≈ h*(s) for a domain's problems by interacting with the Gymnasium
+environment (``pddl/<domain>-v1`` over a split, or ``pddl/custom-v1`` over ``tasks``), with
+``num_envs`` environments stepped together, a replay buffer (`agents.training.replay`) and a target
+network: the paper's future-work setting (section 6) and the residual value learning of Gehring et
+al. (ICAPS 2022). The targets (`agents.value_targets`) need no optimal planner: the bootstrapped
+``y(s) = 1 + min V̄(s')`` (0 at a goal, inf at a proven dead end), the admissible bound ``l`` of
+``info["bounds"]`` (``bound``, LM-cut by default) and the best cost-to-go ``u`` observed from ``s``
+on a goal-reaching trajectory. Heads: ``dist="n"`` (N over the raw ``y``; ``σ`` fixed by default,
+so the loss is the squared error, as Gehring et al.), ``dist="n", clip=True`` (``y`` clipped to
+``[l, u]``: the ablation; search with ``agents.evaluate --clip``) and ``dist="tn"`` (``y`` clipped to
+``[l, u]``, the NLL of TN(μ, σ, l − 0.1, ∞) with ``upper="clip"``, the default, or of
+TN(μ, σ, l − 0.1, u + 0.1) with ``upper="observed"``, ``u = inf`` until known: docs/rl.md says
+why the default). μ is a residual over hFF (``residual``).
+
+Acting: ε-greedy one-step lookahead, ``argmin_a 1 + V(succ(s, a))`` with the online network (ε
+decays linearly from ``epsilon_start`` to ``epsilon_end`` over ``epsilon_steps`` env steps).
+Why not GBFS episodes with the current V: the lookahead evaluates exactly the successors a target
+needs, each env step costs one forward pass whatever the problem's size, and an episode is one
+trajectory, so every episode that reaches the goal gives an upper bound ``u`` for each state on it;
+a GBFS episode jumps between open-list nodes (its states are not a trajectory: only its final plan's
+states would get a ``u``) and its cost per episode grows with the search effort.
+
+The run directory has the layout of a supervised run, so ``python -m agents.evaluate --run DIR``
+plans with it: ``args.json`` (`agents.training.records`), ``model.json``, ``best.safetensors`` (the
+latest weights: there are no labels to select on), ``last.pt`` (the whole learning state, loaded
+with ``weights_only=True``), TensorBoard events and ``metrics.json`` (and with ``snapshot_every``,
+``snapshots/step-<steps>.safetensors`` for the learning curves of ``agents.rl_value_curves``). A
+run continued with `ValueLearner.load` ends, on the CPU, as an uninterrupted run with the same
+seed (episodes are replayed into the environments).
+"""
+
+from __future__ import annotations
 
 import dataclasses
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -16,14 +51,11 @@ from tqdm import tqdm
 
 import domains
 import pddlgym_sl  # noqa: F401  (registers the pddl/<domain>-v<N> ids)
-from agents.apps.rl_value import Args
-from agents.apps.run_record import RL_VALUE_ADDED_LATER
 from agents.checkpoint import (
     CheckpointError,
     RunClock,
     check_run_files,
     load_training_state,
-    resumed_args,
     save_model_config,
     save_training_state,
     save_weights,
@@ -31,6 +63,16 @@ from agents.checkpoint import (
 from agents.devices import resolve_device
 from agents.heads import make_head
 from agents.models import make_model, model_spec
+from agents.training.configs import ValueConfig
+from agents.training.contexts import (
+    ProblemContext,
+    contiguous_groups,
+    merge_by_problem,
+    model_config_from_tasks,
+    playable,
+)
+from agents.training.records import resumed_config, write_record
+from agents.training.replay import Episode, ReplayBuffer
 from agents.value_targets import (
     UpperBounds,
     bootstrap_targets,
@@ -39,152 +81,85 @@ from agents.value_targets import (
     target_mode,
     value_loss,
 )
-from pddlgym_sl.data.dataset import LabelledSplit, facts_digest
 from pddlgym_sl.envs.problems import problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError
-from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.io import atomic_write_json
-from pddlgym_sl.task import CompiledTask, State
+from pddlgym_sl.task import State
 
-DEFAULT_STEPS = 20_000
+__all__ = ["SNAPSHOTS", "ValueLearner", "make_envs", "problem_files_of"]
+
 SNAPSHOTS = "snapshots"
-"""Run subdirectory of the ``--snapshot-every`` weights, ``step-<env steps>.safetensors``."""
+"""Run subdirectory of the ``snapshot_every`` weights, ``step-<env steps>.safetensors``."""
 
 
-def run_name(args: Args) -> str:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return f"rlv__{args.domain}__{args.model}__{target_mode(args.dist, args.clip)}__s{args.seed}__{stamp}"
-
-
-def _problem_files(args: Args) -> tuple[list[Path], Path | None]:
+def problem_files_of(config: ValueConfig) -> tuple[list[Path], Path | None]:
     """The problem files played and the custom domain file (None: the bundled domain's)."""
-    if args.tasks is not None:
-        pset = resolve_problems(problems=args.tasks, domain_file=_tasks_domain_file(args))
-        return spread(list(pset.files), args.train_problems), pset.domain_file
-    if args.domain not in domains.DOMAIN_NAMES:
+    if config.tasks is not None:
+        pset = resolve_problems(problems=config.tasks, domain_file=_tasks_domain_file(config))
+        return spread(list(pset.files), config.train_problems), pset.domain_file
+    if config.domain not in domains.DOMAIN_NAMES:
         known = ", ".join(domains.DOMAIN_NAMES)
-        raise ConfigError(f"unknown domain {args.domain!r}; expected one of {known} (or --tasks DIR)")
-    return spread(problem_files(args.domain, args.split, args.data), args.train_problems), None
+        raise ConfigError(f"unknown domain {config.domain!r}; expected one of {known} (or --tasks DIR)")
+    return spread(problem_files(config.domain, config.split, config.data), config.train_problems), None
 
 
-def _tasks_domain_file(args: Args) -> Path:
-    if args.domain_file is not None:
-        return args.domain_file
-    assert args.tasks is not None
-    for candidate in (args.tasks / "domain.pddl", args.tasks.parent / "domain.pddl"):
+def _tasks_domain_file(config: ValueConfig) -> Path:
+    if config.domain_file is not None:
+        return config.domain_file
+    assert config.tasks is not None
+    for candidate in (config.tasks / "domain.pddl", config.tasks.parent / "domain.pddl"):
         if candidate.is_file():
             return candidate
-    raise ConfigError(f"no domain.pddl in {args.tasks} or its parent: pass --domain-file")
+    raise ConfigError(f"no domain.pddl in {config.tasks} or its parent: pass --domain-file")
 
 
-def make_envs(args: Args, files: list[Path], domain_file: Path | None) -> list[gym.Env]:
+def make_envs(config: ValueConfig, files: list[Path], domain_file: Path | None) -> list[gym.Env]:
     """``--num-envs`` environments over the problems, reporting only the lower bound in ``info``."""
     kwargs = {
         "problems": [str(f) for f in files],
         "obs": "flat",  # the model reads the packed state itself; flat is the cheapest encoding
-        "heuristics": (args.bound,),
-        "max_episode_steps": args.max_episode_steps,
+        "heuristics": (config.bound,),
+        "max_episode_steps": config.max_episode_steps,
     }
     if domain_file is None:
-        return [gym.make(f"pddl/{args.domain}-v1", **kwargs) for _ in range(args.num_envs)]
-    return [gym.make("pddl/custom-v1", domain_file=str(domain_file), **kwargs) for _ in range(args.num_envs)]
-
-
-def model_config_from_tasks(model: str, tasks: list[CompiledTask], domain_file: Path) -> dict:
-    """A model's data-dependent config (NLM input channels, ...) from the tasks' initial states,
-    through its `TrainingInputs` on an unlabelled split (there are no labels to read)."""
-    n = len(tasks)
-    split = LabelledSplit(
-        split_dir=domain_file.parent,
-        domain_file=domain_file,
-        problems=[Path(t.problem_file or "") for t in tasks],
-        states=[np.asarray(t.init.words)[None, :] for t in tasks],
-        facts_digest=[facts_digest(t.facts) for t in tasks],
-        problem_of=np.arange(n, dtype=np.int32),
-        h_star=np.full(n, np.nan),
-        values={},
-        features=np.zeros((n, 4)),
-    )
-    split._tasks.update(enumerate(tasks))
-    return model_spec(model).training_inputs(split).model_config()
-
-
-class ProblemContext:
-    """One problem's model inputs and symbolic heuristics (the lower bound and the residual base)."""
-
-    def __init__(self, task: CompiledTask, spec, head, device: torch.device, schema) -> None:
-        self.task = task
-        self.inputs = spec.search_inputs(task, device, schema)
-        self.lower = make_heuristic(head.lower_key, task)
-        self.residual = make_heuristic(head.residual_key, task) if head.residual_key else None
-
-    def bounds(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        base = self.residual.batch(states) if self.residual is not None else None
-        return self.lower.batch(states), base
-
-
-class ReplayBuffer:
-    """A ring buffer of visited states: problem index, packed words (padded to the widest problem)
-    and the admissible bound the environment reported."""
-
-    def __init__(self, capacity: int, n_words: int) -> None:
-        self.problem = np.zeros(capacity, dtype=np.int64)
-        self.words = np.zeros((capacity, n_words), dtype=np.uint64)
-        self.lower = np.zeros(capacity, dtype=np.float64)
-        self.size = self.pos = 0
-
-    def add(self, problem: int, words: np.ndarray, lower: float) -> None:
-        self.problem[self.pos] = problem
-        self.words[self.pos] = 0
-        self.words[self.pos, : len(words)] = words
-        self.lower[self.pos] = lower
-        self.pos = (self.pos + 1) % len(self.problem)
-        self.size = min(self.size + 1, len(self.problem))
-
-    def state(self) -> dict:
-        return {
-            "problem": torch.from_numpy(self.problem.copy()),
-            "words": torch.from_numpy(self.words.view(np.int64).copy()),
-            "lower": torch.from_numpy(self.lower.copy()),
-            "size": self.size,
-            "pos": self.pos,
-        }
-
-    def restore(self, state: dict) -> None:
-        self.problem[:] = state["problem"].numpy()
-        self.words[:] = state["words"].numpy().view(np.uint64)
-        self.lower[:] = state["lower"].numpy()
-        self.size, self.pos = int(state["size"]), int(state["pos"])
-
-
-@dataclass
-class Episode:
-    """One environment's current episode: its problem, the actions taken, the states' keys."""
-
-    problem: int
-    actions: list[int]
-    keys: list
+        return [gym.make(f"pddl/{config.domain}-v1", **kwargs) for _ in range(config.num_envs)]
+    return [
+        gym.make("pddl/custom-v1", domain_file=str(domain_file), **kwargs) for _ in range(config.num_envs)
+    ]
 
 
 class ValueLearner:
-    """The learning loop: environments, networks, replay, targets, optimiser (see the module docstring)."""
+    """Value learning by interaction (see the module docstring): environments, online and target
+    networks, replay, targets, optimiser, checkpoints.
 
-    def __init__(self, args: Args, device: torch.device) -> None:
-        self.args, self.device = args, device
-        files, domain_file = _problem_files(args)
+    Args:
+        config: every hyperparameter (`ValueConfig`); ``sigma=None`` and ``lr=None`` become the
+            head's and the model's defaults.
+        run_dir: the run directory; it must not exist yet (`ValueLearner.load` continues a run).
+    """
+
+    def __init__(self, config: ValueConfig, run_dir: str | Path, *, _resuming: bool = False) -> None:
+        self.clock = RunClock()
+        self.run_dir = Path(run_dir)
+        if not _resuming and self.run_dir.exists():
+            raise ConfigError(f"{self.run_dir} exists: pass --resume {self.run_dir} to continue it")
+        self.device = device = resolve_device(config.device)
+        self.spec = model_spec(config.model)
+        sigma = config.sigma or ("fixed" if config.dist == "n" else "learn")
+        lr = config.lr if config.lr is not None else self.spec.lr
+        self.config = args = dataclasses.replace(config, sigma=sigma, lr=lr)
+        files, domain_file = problem_files_of(args)
         if not files:
             raise ConfigError("no problems to play")
         self.envs = make_envs(args, files, domain_file)
         first = self.envs[0].unwrapped
         self.tasks = [first.task_of(i) for i in range(len(files))]
         self.schema = first.schema
-        sigma = args.sigma or ("fixed" if args.dist == "n" else "learn")
         upper = "plan" if args.dist == "tn" else "none"  # u given in training; 1e5 where search has none
         self.head = make_head(args.dist, sigma=sigma, residual=args.residual, bound=args.bound, upper=upper)
         self.mode = target_mode(args.dist, args.clip)
-        if not any(_playable(t, self.head.lower_key) for t in self.tasks):  # else no step would ever be taken
+        if not any(playable(t, self.head.lower_key) for t in self.tasks):  # else no step would ever be taken
             raise ConfigError("every problem starts at a goal or a proven dead end: nothing to learn from")
-        self.spec = model_spec(args.model)
         torch.manual_seed(args.seed)
         model_config = {
             "name": args.model,
@@ -195,7 +170,6 @@ class ValueLearner:
         self.target = make_model(**model_config).to(device)
         self.target.load_state_dict(self.model.state_dict())
         self.model_config = {"model": model_config, "head": self.head.config, "domain": args.domain}
-        lr = args.lr if args.lr is not None else self.spec.lr
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=args.weight_decay)
         self.contexts: dict[int, ProblemContext] = {}
         self.buffer = ReplayBuffer(args.buffer_size, max(t.n_words for t in self.tasks))
@@ -231,7 +205,7 @@ class ValueLearner:
     def values(self, net, groups: list[tuple[int, np.ndarray]], goals: np.ndarray) -> np.ndarray:
         """V of the states of ``groups`` under ``net`` (0 at a goal, inf at a proven dead end), with one
         forward pass per problem among the groups."""
-        merged, back = _merge_by_problem(groups)
+        merged, back = merge_by_problem(groups)
         raw, lower, base = self.raw_outputs(net, merged)
         raw, lower = raw[torch.from_numpy(back).to(raw.device)], lower[back]
         base = None if base is None else base[back]
@@ -241,13 +215,13 @@ class ValueLearner:
             keep = torch.from_numpy(live).to(raw.device)
             b = None if base is None else base[live].astype(np.float32)
             values[live] = self.head.heuristic_values(
-                raw[keep], lower[live].astype(np.float32), b, clip=self.args.clip
+                raw[keep], lower[live].astype(np.float32), b, clip=self.config.clip
             )
         return successor_values(values, goals, lower)
 
     # ------------------------------------------------------------------ acting
     def epsilon(self) -> float:
-        a = self.args
+        a = self.config
         frac = min(1.0, self.step / a.epsilon_steps)
         return a.epsilon_start + frac * (a.epsilon_end - a.epsilon_start)
 
@@ -256,14 +230,14 @@ class ValueLearner:
         _, info = self.envs[i].reset(options={"problem": problem})
         words = self.envs[i].unwrapped.state.words
         self.episodes_now[i] = Episode(problem, [], [state_key(problem, words)])
-        self.buffer.add(problem, words, info["bounds"][self.args.bound])
+        self.buffer.add(problem, words, info["bounds"][self.config.bound])
         self._maybe_end(i, info, terminated=self.tasks[problem].is_goal(State(words.tobytes())))
 
     def _maybe_end(self, i: int, info: dict, terminated: bool, truncated: bool = False) -> bool:
         """End episode ``i`` at the goal, at truncation or at a proven dead end; say whether it ended."""
         episode = self.episodes_now[i]
         assert episode is not None
-        dead = np.isinf(info["bounds"][self.args.bound])
+        dead = np.isinf(info["bounds"][self.config.bound])
         if not (terminated or truncated or dead):
             return False
         self.uppers.record(episode.keys, reached_goal=terminated)
@@ -296,7 +270,7 @@ class ValueLearner:
             episode = self.episodes_now[i]
             acts = expansions[i][0]
             if len(acts) == 0:  # no applicable action: a dead end
-                self._maybe_end(i, {"bounds": {self.args.bound: np.inf}}, terminated=False)
+                self._maybe_end(i, {"bounds": {self.config.bound: np.inf}}, terminated=False)
                 continue
             v = values[offset : offset + len(acts)]
             offset += len(acts)
@@ -311,14 +285,14 @@ class ValueLearner:
         words = self.envs[i].unwrapped.state.words
         episode.actions.append(action)
         episode.keys.append(state_key(episode.problem, words))
-        self.buffer.add(episode.problem, words, info["bounds"][self.args.bound])
+        self.buffer.add(episode.problem, words, info["bounds"][self.config.bound])
         self.step += 1
         self._maybe_end(i, info, terminated, truncated)
 
     # ------------------------------------------------------------------ learning
     def update(self) -> None:
         """One AdamW step on a replay batch, with targets from the target network."""
-        rows = self.rng.integers(self.buffer.size, size=self.args.batch_size)
+        rows = self.rng.integers(self.buffer.size, size=self.config.batch_size)
         rows.sort()  # groups of one problem stay contiguous after the stable sort below
         rows = rows[np.argsort(self.buffer.problem[rows], kind="stable")]
         problems, lower = self.buffer.problem[rows], self.buffer.lower[rows]
@@ -338,24 +312,24 @@ class ValueLearner:
         offsets = np.concatenate([[0], np.cumsum(counts)])
         y = bootstrap_targets(is_goal, lower, succ_values, offsets)
         upper = self.uppers.lookup(state_key(p, w) for p, w in zip(problems, states, strict=True))
-        groups = _contiguous_groups(problems, states)
+        groups = contiguous_groups(problems, states)
         raw, _, base = self.raw_outputs(self.model, groups)
-        truncate = self.args.upper == "observed"
+        truncate = self.config.upper == "observed"
         loss, count = value_loss(self.head, raw, y, lower, base, upper, self.mode, truncate_upper=truncate)
         self.optimizer.zero_grad(set_to_none=True)
         if count:
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
             self.optimizer.step()
         self.updates += 1
-        if self.updates % self.args.target_every == 0:
+        if self.updates % self.config.target_every == 0:
             self.target.load_state_dict(self.model.state_dict())
         self.last_loss = loss.item()
         finite = np.isfinite(y)
         self.last_target = float(y[finite].mean()) if finite.any() else float("nan")
 
     def updates_due(self) -> int:
-        a = self.args
+        a = self.config
         if self.step < a.learning_starts or self.buffer.size == 0:
             return 0
         return max(0, (self.step - a.learning_starts) // a.train_every + 1 - self.updates)
@@ -449,7 +423,7 @@ class ValueLearner:
             if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)):
                 raise CheckpointError(f"field {where!r} must be null or [problem, actions]", file=path)
             problem = check_number(entry[0], path, f"{where}[0]", integer=True, low=0, high=n_problems - 1)
-            if len(entry[1]) > self.args.max_episode_steps:
+            if len(entry[1]) > self.config.max_episode_steps:
                 raise CheckpointError(
                     f"field '{where}[1]' has more actions than an episode's steps", file=path
                 )
@@ -514,128 +488,90 @@ class ValueLearner:
             keys.append(state_key(problem, env.unwrapped.state.words))
         return Episode(problem, [int(a) for a in actions], keys)
 
-
-def _playable(task: CompiledTask, bound: str) -> bool:
-    """Whether an episode of ``task`` takes a step: its initial state is neither a goal nor a dead end."""
-    lower = make_heuristic(bound, task).batch(np.asarray(task.init.words)[None, :])[0]
-    return not task.is_goal(task.init) and bool(np.isfinite(lower))
-
-
-def _merge_by_problem(
-    groups: list[tuple[int, np.ndarray]],
-) -> tuple[list[tuple[int, np.ndarray]], np.ndarray]:
-    """The groups' states merged per problem, and the index that puts the merged rows back in the
-    groups' order."""
-    order = sorted(range(len(groups)), key=lambda k: groups[k][0])
-    sizes = np.array([len(groups[k][1]) for k in range(len(groups))], dtype=np.int64)
-    start = np.zeros(len(groups), dtype=np.int64)
-    start[order] = np.concatenate([[0], np.cumsum(sizes[order])[:-1]]) if groups else []
-    back = np.concatenate([start[k] + np.arange(sizes[k]) for k in range(len(groups))] or [np.zeros(0, int)])
-    merged: list[tuple[int, list[np.ndarray]]] = []
-    for k in order:
-        problem, states = groups[k]
-        if merged and merged[-1][0] == problem:
-            merged[-1][1].append(states)
-        else:
-            merged.append((problem, [states]))
-    return [(p, np.concatenate(parts)) for p, parts in merged], back.astype(np.int64)
-
-
-def _contiguous_groups(problems: np.ndarray, states: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
-    """Runs of one problem in ``problems`` (sorted by problem) with their stacked states."""
-    groups, start = [], 0
-    for end in range(1, len(problems) + 1):
-        if end == len(problems) or problems[end] != problems[start]:
-            groups.append((int(problems[start]), np.stack(states[start:end])))
-            start = end
-    return groups
-
-
-def _write_args(run_dir: Path, args: Args) -> None:
-    """args.json without None values (`agents.evaluate` reads ``data`` as a path when present)."""
-    stored = {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(args).items()}
-    stored = {k: v for k, v in stored.items() if v is not None and k != "resume"}
-    atomic_write_json(run_dir / "args.json", {**stored, "app": "rl_value"})
-
-
-def train(args: Args) -> Path:
-    """Run (or resume) value learning; return the run directory (with metrics.json)."""
-    run_clock = RunClock()
-    if args.resume is not None:
-        stored, args = resumed_args(
-            args, "agents.rl_value", ignore=("app",), added_later=RL_VALUE_ADDED_LATER
-        )
-        run_dir = args.resume
+    # ------------------------------------------------------------------ continuing a run
+    @classmethod
+    def load(cls, run_dir: str | Path, steps: int | None = None) -> ValueLearner:
+        """The learner of the run in `run_dir`, restored from its ``last.pt`` (networks, optimiser,
+        replay buffer, upper bounds, RNG, the environments' episodes), with `steps` as its new
+        budget when given; `CheckpointError` naming the file and the field when a file of the run
+        does not hold what it should."""
+        run_dir = Path(run_dir)
+        stored, config = resumed_config(run_dir, "rl_value", steps)
         check_run_files(run_dir)
-    else:
-        sigma = args.sigma or ("fixed" if args.dist == "n" else "learn")
-        lr = args.lr if args.lr is not None else model_spec(args.model).lr
-        args = dataclasses.replace(args, steps=args.steps or DEFAULT_STEPS, lr=lr, sigma=sigma)
-        run_dir = args.runs / (args.name or run_name(args))
-        if run_dir.exists():
-            raise ConfigError(f"{run_dir} exists: pass --resume {run_dir} to continue it")
-    device = resolve_device(args.device)
-    learner = ValueLearner(args, device)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    last = run_dir / "last.pt"
-    if args.resume is not None and (last.exists() or last.is_symlink()):
-        state = load_training_state(last)
-        learner.check_state(state, last, max(stored.steps, args.steps))
-        run_clock.restore(state)
-        try:
-            learner.restore(state)
-        except (KeyError, RuntimeError, ValueError, TypeError, IndexError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise CheckpointError(f"the learning state does not fit this run ({first})", file=last) from None
-    _write_args(run_dir, args)
-    save_model_config(run_dir / "model.json", learner.model_config)
-    writer = SummaryWriter(str(run_dir), purge_step=learner.step if learner.step else None)
+        learner = cls(config, run_dir, _resuming=True)
+        last = run_dir / "last.pt"
+        if last.exists() or last.is_symlink():
+            state = load_training_state(last)
+            learner.check_state(state, last, max(stored.steps, config.steps))
+            learner.clock.restore(state)
+            try:
+                learner.restore(state)
+            except (KeyError, RuntimeError, ValueError, TypeError, IndexError) as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise CheckpointError(
+                    f"the learning state does not fit this run ({first})", file=last
+                ) from None
+        return learner
 
-    def checkpoint() -> None:
-        save_weights(run_dir / "best.safetensors", learner.model)
-        save_training_state(last, {**learner.state(), RunClock.KEY: run_clock.total()})
-        writer.flush()
+    # ------------------------------------------------------------------ the loop
+    def learn(self, progress_bar: bool = True) -> dict[str, Any]:
+        """Act and update until ``config.steps`` environment steps, checkpointing every
+        ``checkpoint_every`` steps (and keeping snapshots every ``snapshot_every``); returns the
+        metrics, also written to ``metrics.json``."""
+        config, run_dir = self.config, self.run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        last = run_dir / "last.pt"
+        write_record(run_dir, config)
+        save_model_config(run_dir / "model.json", self.model_config)
+        writer = SummaryWriter(str(run_dir), purge_step=self.step if self.step else None)
 
-    bar = tqdm(total=args.steps, initial=learner.step, desc="rl_value", unit="step", disable=args.quiet)
-    clock, steps_at, updates_at = time.perf_counter(), learner.step, learner.updates
-    while learner.step < args.steps:
-        before = learner.step
-        learner.act()
-        for _ in range(learner.updates_due()):
-            learner.update()
-        bar.update(learner.step - before)
-        if learner.step // 100 != before // 100:
-            now = time.perf_counter()
-            elapsed = max(1e-9, now - clock)
-            scalars = {
-                "loss": learner.last_loss,
-                "mean_target": learner.last_target,
-                "epsilon": learner.epsilon(),
-                "episodes": learner.episodes,
-                "solved_fraction": learner.solved / max(1, learner.episodes),
-                "states_with_upper_bound": len(learner.uppers),
-                "env_steps_per_s": (learner.step - steps_at) / elapsed,
-                "updates_per_s": (learner.updates - updates_at) / elapsed,
-            }
-            for k, v in scalars.items():
-                writer.add_scalar(f"train/{k}", v, learner.step)
-            clock, steps_at, updates_at = now, learner.step, learner.updates
-            bar.set_postfix(loss=f"{learner.last_loss:.3f}", solved=learner.solved, refresh=False)
-        every = args.snapshot_every
-        if every is not None and learner.step // every != before // every:
-            save_weights(run_dir / SNAPSHOTS / f"step-{learner.step}.safetensors", learner.model)
-        if learner.step // args.checkpoint_every != before // args.checkpoint_every:
-            checkpoint()
-    bar.close()
-    checkpoint()
-    writer.close()
-    metrics = {
-        "steps": learner.step,
-        "updates": learner.updates,
-        "episodes": learner.episodes,
-        "solved_episodes": learner.solved,
-        "states_with_upper_bound": len(learner.uppers),
-        "wall_seconds": run_clock.total(),  # every call's (None: not known)
-    }
-    atomic_write_json(run_dir / "metrics.json", metrics)
-    return run_dir
+        def checkpoint() -> None:
+            save_weights(run_dir / "best.safetensors", self.model)
+            save_training_state(last, {**self.state(), RunClock.KEY: self.clock.total()})
+            writer.flush()
+
+        bar = tqdm(
+            total=config.steps, initial=self.step, desc="rl_value", unit="step", disable=not progress_bar
+        )
+        clock, steps_at, updates_at = time.perf_counter(), self.step, self.updates
+        while self.step < config.steps:
+            before = self.step
+            self.act()
+            for _ in range(self.updates_due()):
+                self.update()
+            bar.update(self.step - before)
+            if self.step // 100 != before // 100:
+                now = time.perf_counter()
+                elapsed = max(1e-9, now - clock)
+                scalars = {
+                    "loss": self.last_loss,
+                    "mean_target": self.last_target,
+                    "epsilon": self.epsilon(),
+                    "episodes": self.episodes,
+                    "solved_fraction": self.solved / max(1, self.episodes),
+                    "states_with_upper_bound": len(self.uppers),
+                    "env_steps_per_s": (self.step - steps_at) / elapsed,
+                    "updates_per_s": (self.updates - updates_at) / elapsed,
+                }
+                for k, v in scalars.items():
+                    writer.add_scalar(f"train/{k}", v, self.step)
+                clock, steps_at, updates_at = now, self.step, self.updates
+                bar.set_postfix(loss=f"{self.last_loss:.3f}", solved=self.solved, refresh=False)
+            every = config.snapshot_every
+            if every is not None and self.step // every != before // every:
+                save_weights(run_dir / SNAPSHOTS / f"step-{self.step}.safetensors", self.model)
+            if self.step // config.checkpoint_every != before // config.checkpoint_every:
+                checkpoint()
+        bar.close()
+        checkpoint()
+        writer.close()
+        metrics = {
+            "steps": self.step,
+            "updates": self.updates,
+            "episodes": self.episodes,
+            "solved_episodes": self.solved,
+            "states_with_upper_bound": len(self.uppers),
+            "wall_seconds": self.clock.total(),  # every call's (None: not known)
+        }
+        atomic_write_json(run_dir / "metrics.json", metrics)
+        return metrics
