@@ -1,0 +1,218 @@
+"""`CompiledWLHeuristic`: a trained WL model as a heuristic computed by numba, batch or in-engine.
+
+Per state, one compiled function (`wl_value`) computes what `agents.learned_heuristic.
+LearnedHeuristic` computes with wlplan and torch: the admissible bound l and the residual base
+(`symbolic`), and unless one of them is infinite (a dead end: ``inf``), the state's WL colour
+counts (`kernels`, incremental from the previous state), the linear map (`export`) and the head's
+value:
+
+- N: ``μ = raw_0 (+ residual base)``; with ``clip``: ``min(max(μ, l), u)``;
+- TN: ``E[x]`` of ``TN(μ, σ, l - 0.1, u)`` (`agents.tn_mean`), σ fixed at 1/√2 or
+  ``0.1 + 10 sigmoid(raw_1)``; with an explicit ``u`` (anytime search): ``min(E[x], u)`` of
+  ``TN(μ, σ, l - 0.1, u + 0.1)``; ``clip`` as for N;
+
+u being the head's default (1e5, or inf for ``upper="inf"``) where none is given. The arithmetic
+is the torch path's: the linear map is summed in float64 and rounded to float32 (torch's output
+type), N's head then works in float32 and TN's in float64, as `agents.heads` does. So a value
+equals the torch path's exactly where torch's float32 sum is correctly rounded, and within an
+ulp of float32 elsewhere (tests/test_wl_compiled.py: 1e-6 relative); and equal values there
+(ties, which decide GBFS's order) are equal here too, but for that ulp.
+
+Two ways in: ``batch(states[, upper])`` evaluates a batch in one compiled call (what
+`pddlgym_sl.search.gbfs` calls per expansion), and ``engine_args()`` hands the arrays to a search
+engine that evaluates states inside its compiled loop through
+`pddlgym_sl.heuristics.compiled.state_value`, which this module overloads for `WLEngineArgs`.
+Both use the same work arrays, so they may be mixed. Not thread-safe (one instance per thread).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+from numba.extending import overload
+
+from agents.errors import AgentError
+from agents.models.wl.compiled.export import WLExport, export_wl
+from agents.models.wl.compiled.graph import TaskGraph, task_graph
+from agents.models.wl.compiled.kernels import WLWork, counts_batch, linear_output, new_work, update
+from agents.models.wl.compiled.symbolic import symbolic_args, symbolic_value
+from agents.models.wl.compiled.table import ColourTable
+from agents.tn_mean import tn_mean_one
+from pddlgym_sl.heuristics import make_heuristic
+from pddlgym_sl.heuristics.compiled import state_value
+from pddlgym_sl.numba_cache import CACHE
+from pddlgym_sl.task import CompiledTask, State
+
+__all__ = ["CompiledWLHeuristic", "WLEngineArgs", "WLModelArrays", "wl_value"]
+
+_JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
+_EPS = 0.1  # agents.heads.OPEN_BOUND_EPS
+_SIGMA_MIN, _SIGMA_RANGE = 0.1, 10.0  # agents.heads.SIGMA_MIN, SIGMA_RANGE
+_FIXED_SIGMA = 1.0 / math.sqrt(2.0)
+# fields of WLModelArrays.head
+_TN, _LEARN_SIGMA, _DEFAULT_UPPER, _CLIP, _SOLVABLE = range(5)
+
+
+class WLModelArrays(NamedTuple):
+    """The linear map (`export`: ``kernels.linear_output``) and the head: float64 [TN (0/1),
+    learned σ (0/1), default u, clip (0/1), task solvable (0/1)]."""
+
+    c0: np.ndarray
+    weight: np.ndarray
+    wz0: np.ndarray
+    mean: np.ndarray
+    inv_std: np.ndarray
+    head: np.ndarray
+
+
+class WLEngineArgs(NamedTuple):
+    """Everything `wl_value` reads and writes: what ``engine_args()`` returns."""
+
+    table: ColourTable
+    graph: TaskGraph
+    work: WLWork
+    model: WLModelArrays
+    lower: Any  # a `symbolic` NamedTuple: the admissible bound l
+    residual: Any  # and the residual base (`symbolic.NoSymbolic` for none)
+
+
+@njit(**_JIT)
+def wl_value(args, words, upper, has_upper):
+    """The heuristic value of one state (the module docstring); `upper` is used when `has_upper`."""
+    head = args.model.head
+    if head[_SOLVABLE] == 0.0:
+        return np.inf
+    lower = symbolic_value(args.lower, words)
+    base = symbolic_value(args.residual, words)
+    if lower == np.inf or base == np.inf:
+        return np.inf
+    w = args.work
+    update(args.table, args.graph, w, words)
+    model = args.model
+    # the torch path's outputs are float32: rounding ours there reproduces its values (and so its
+    # ties, which decide the search order among equal values) wherever its float32 sums are
+    # correctly rounded, and differs by an ulp at most elsewhere
+    raw = np.float32(linear_output(w.counts, w.nonzero, model, 0))
+    u = upper if has_upper else head[_DEFAULT_UPPER]
+    if head[_TN] == 0.0:  # the torch head's float32 arithmetic: μ = raw + h, clipped to [l, u]
+        mu = raw + np.float32(base)
+        if head[_CLIP] != 0.0:
+            mu = min(max(mu, np.float32(lower)), np.float32(u))
+        return float(mu)
+    mu = float(raw) + base  # agents.heads.TruncatedGaussianHead.heuristic_values: float64
+    if head[_LEARN_SIGMA] != 0.0:
+        logit = float(np.float32(linear_output(w.counts, w.nonzero, model, 1)))
+        sigma = _SIGMA_MIN + _SIGMA_RANGE / (1.0 + math.exp(-logit))
+    else:
+        sigma = _FIXED_SIGMA
+    if has_upper:
+        value = min(tn_mean_one(mu, sigma, lower - _EPS, u + _EPS), u)
+    else:
+        value = tn_mean_one(mu, sigma, lower - _EPS, u)
+    if head[_CLIP] != 0.0:
+        value = min(max(value, lower), u)
+    return value
+
+
+@njit(**_JIT)
+def _batch(args, states, upper, has_upper, out):
+    for k in range(states.shape[0]):
+        out[k] = wl_value(args, states[k], upper[k] if has_upper else 0.0, has_upper)
+
+
+@overload(state_value, jit_options=_JIT)
+def _state_value(args, words):
+    if getattr(args, "instance_class", None) is WLEngineArgs:
+        return lambda args, words: wl_value(args, words, 0.0, False)
+    return None
+
+
+class CompiledWLHeuristic:
+    """A trained WL model (``--model wl``, N or TN head) as a compiled heuristic on one task.
+
+    Args:
+        trained: the restored model and head (`agents.learned_heuristic.TrainedModel`).
+        task: the task whose states will be evaluated.
+        clip: clip the value to the admissible bound (the paper's "+clip").
+        schema, device: accepted for `LearnedHeuristic`'s signature and not used (the vocabulary
+            comes from the task's domain file; the kernels run on the CPU).
+
+    Raises `AgentError` for another model, the categorical head, or a colour table the kernels do
+    not compute (see `table.colour_table`).
+    """
+
+    def __init__(
+        self,
+        trained: Any,
+        task: CompiledTask,
+        schema: Any = None,
+        clip: bool = False,
+        device: Any = None,
+    ) -> None:
+        if trained.name != "wl":
+            raise AgentError(f"CompiledWLHeuristic needs a --model wl run, not {trained.name!r}")
+        self.trained, self.task, self.clip = trained, task, clip
+        self.export: WLExport = export_wl(trained.model, trained.head)
+        e = self.export
+        graph = task_graph(task, list(self.export.predicates))
+        self.lower = make_heuristic(self.export.bound, task)
+        self.residual = make_heuristic(self.export.residual, task) if self.export.residual else None
+        head = np.concatenate([self.export.head, [float(clip), float(task.solvable)]])
+        self._args = WLEngineArgs(
+            table=self.export.table,
+            graph=graph,
+            work=new_work(self.export.table, graph, task.n_words),
+            model=WLModelArrays(e.c0, e.weight, e.wz0, e.mean, e.inv_std, head),
+            lower=symbolic_args(self.lower),
+            residual=symbolic_args(self.residual),
+        )
+
+    @property
+    def n_features(self) -> int:
+        return self.export.n_features
+
+    def engine_args(self) -> WLEngineArgs:
+        """The arrays a compiled search evaluates states with (`pddlgym_sl.heuristics.compiled`)."""
+        return self._args
+
+    def _states(self, states: np.ndarray) -> np.ndarray:
+        states = np.asarray(states)
+        if states.ndim != 2 or states.shape[1] != self.task.n_words:
+            raise AgentError(
+                f"expected a (n, {self.task.n_words}) uint64 state batch of task {self.task.name!r}, "
+                f"got shape {states.shape}"
+            )
+        return np.ascontiguousarray(states, dtype=np.uint64)
+
+    def batch(self, states: np.ndarray, upper: np.ndarray | None = None) -> np.ndarray:
+        """Values (float64, inf for a dead end) of a (n, n_words) uint64 batch, given an upper bound
+        per state in `upper` ((n,) floats, inf for none) or none at all (the module docstring)."""
+        states = self._states(states)
+        out = np.empty(len(states), dtype=np.float64)
+        if upper is None:
+            _batch(self._args, states, np.zeros(0), False, out)
+        else:
+            upper = np.ascontiguousarray(upper, dtype=np.float64).reshape(-1)
+            if upper.shape != (len(states),):
+                raise AgentError(f"upper has {upper.shape[0]} values for {len(states)} states")
+            _batch(self._args, states, upper, True, out)
+        return out
+
+    def counts(self, states: np.ndarray) -> np.ndarray:
+        """The WL colour counts of a batch, (n, n_features) int64: what wlplan's
+        `WLFeaturizer.embed` gives (as float32) for the same states of this task."""
+        states = self._states(states)
+        out = np.empty((len(states), self.n_features), dtype=np.int64)
+        a = self._args
+        counts_batch(a.table, a.graph, a.work, states, out)
+        return out
+
+    def __call__(self, state: State | np.ndarray) -> float:
+        words = state.words if isinstance(state, State) else np.asarray(state)
+        return float(self.batch(words[None, :])[0])
+
+    def __repr__(self) -> str:
+        return f"CompiledWLHeuristic({self.task.name!r}, {self.n_features} features)"
