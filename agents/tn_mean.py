@@ -28,9 +28,10 @@ from agents.distributions import (
     TAYLOR_HC,
     TAYLOR_TERMS,
 )
+from agents.heads import SIGMA_MIN, SIGMA_RANGE
 from pddlgym_sl.numba_cache import CACHE
 
-__all__ = ["tn_mean", "tn_mean_one"]
+__all__ = ["learned_sigma", "learned_sigma_one", "tn_mean", "tn_mean_one"]
 
 _JIT = {"cache": CACHE, "error_model": "numpy"}
 _CF = CF_TERMS[torch.float64]
@@ -142,6 +143,27 @@ def tn_mean_one(m, s, lo, hi):
 def _tn_mean(mu, sigma, low, high, out):
     for i in range(mu.shape[0]):
         out[i] = tn_mean_one(mu[i], sigma[i], low[i], high[i])
+
+
+@njit(**_JIT)
+def learned_sigma_one(logit):
+    """``σ = 0.1 + 10 sigmoid(logit)`` (`agents.heads`, sigma "learn") for one element."""
+    return SIGMA_MIN + SIGMA_RANGE / (1.0 + math.exp(-logit))
+
+
+@njit(**_JIT)
+def _learned_sigma(logit, out):
+    for i in range(logit.shape[0]):
+        out[i] = learned_sigma_one(logit[i])
+
+
+def learned_sigma(logit: np.ndarray) -> np.ndarray:
+    """`learned_sigma_one` elementwise (float64), by the same compiled ``exp`` as the compiled
+    heuristics (numpy's vectorised ``exp`` may differ from it in the last bit)."""
+    x = np.asarray(logit, dtype=np.float64)
+    out = np.empty(x.size)
+    _learned_sigma(np.ascontiguousarray(x).reshape(-1), out)
+    return out.reshape(x.shape)
 
 
 def tn_mean(mu: np.ndarray, sigma: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from agents.models.wl.compiled.graph import TaskGraph, task_graph
 from agents.models.wl.compiled.kernels import WLWork, counts_batch, linear_output, new_work, update
 from agents.models.wl.compiled.symbolic import symbolic_args, symbolic_value
 from agents.models.wl.compiled.table import ColourTable
-from agents.tn_mean import tn_mean_one
+from agents.tn_mean import learned_sigma_one, tn_mean_one
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.heuristics.compiled import state_value
 from pddlgym_sl.numba_cache import CACHE
@@ -50,7 +50,6 @@ __all__ = ["CompiledWLHeuristic", "WLEngineArgs", "WLModelArrays", "wl_value"]
 
 _JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
 _EPS = 0.1  # agents.heads.OPEN_BOUND_EPS
-_SIGMA_MIN, _SIGMA_RANGE = 0.1, 10.0  # agents.heads.SIGMA_MIN, SIGMA_RANGE
 _FIXED_SIGMA = 1.0 / math.sqrt(2.0)
 # fields of WLModelArrays.head
 _TN, _LEARN_SIGMA, _DEFAULT_UPPER, _CLIP, _SOLVABLE = range(5)
@@ -92,20 +91,20 @@ def wl_value(args, words, upper, has_upper):
     w = args.work
     update(args.table, args.graph, w, words)
     model = args.model
-    # the torch path's outputs are float32: rounding ours there reproduces its values (and so its
-    # ties, which decide the search order among equal values) wherever its float32 sums are
-    # correctly rounded, and differs by an ulp at most elsewhere
+    # the outputs are float32, as `WLLinear`'s: the float64 sum rounded once (the torch path's
+    # values to the last bit, but where a sum falls within its rounding error of a float32 tie)
     raw = np.float32(linear_output(w.counts, w.nonzero, model, 0))
     u = upper if has_upper else head[_DEFAULT_UPPER]
     if head[_TN] == 0.0:  # the torch head's float32 arithmetic: μ = raw + h, clipped to [l, u]
         mu = raw + np.float32(base)
         if head[_CLIP] != 0.0:
             mu = min(max(mu, np.float32(lower)), np.float32(u))
-        return float(mu)
-    mu = float(raw) + base  # agents.heads.TruncatedGaussianHead.heuristic_values: float64
+        return np.float64(mu)
+    # agents.heads.TruncatedGaussianHead.heuristic_values: float64 from the float32 outputs (np.float64,
+    # not float(), which numba types float32 for a float32, and the exp would be float32's)
+    mu = np.float64(raw) + base
     if head[_LEARN_SIGMA] != 0.0:
-        logit = float(np.float32(linear_output(w.counts, w.nonzero, model, 1)))
-        sigma = _SIGMA_MIN + _SIGMA_RANGE / (1.0 + math.exp(-logit))
+        sigma = learned_sigma_one(np.float64(np.float32(linear_output(w.counts, w.nonzero, model, 1))))
     else:
         sigma = _FIXED_SIGMA
     if has_upper:
