@@ -193,7 +193,7 @@ def test_values_equal_the_torch_path(head, clip):
         assert np.mean(values[live] == expected[live]) > 0.99
 
 
-@njit
+@njit(cache=CACHE)
 def _engine_loop(args, states, out):
     for i in range(states.shape[0]):
         out[i] = state_value(args, states[i])
