@@ -36,17 +36,16 @@ from numba.extending import overload
 
 from agents.errors import AgentError
 from agents.models.wl.compiled.export import WLExport, export_wl
-from agents.models.wl.compiled.graph import TaskGraph, task_graph
-from agents.models.wl.compiled.kernels import WLWork, counts_batch, linear_output, new_work, update
+from agents.models.wl.compiled.graph import task_graph
+from agents.models.wl.compiled.kernels import counts_batch, linear_output, update, wl_arrays
 from agents.models.wl.compiled.symbolic import symbolic_args, symbolic_value
-from agents.models.wl.compiled.table import ColourTable
 from agents.tn_mean import learned_sigma_one, tn_mean_one
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.heuristics.compiled import state_value
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.task import CompiledTask, State
 
-__all__ = ["CompiledWLHeuristic", "WLEngineArgs", "WLModelArrays", "wl_value"]
+__all__ = ["CompiledWLHeuristic", "WLEngineArgs", "wl_value"]
 
 _JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
 _EPS = 0.1  # agents.heads.OPEN_BOUND_EPS
@@ -55,45 +54,36 @@ _FIXED_SIGMA = 1.0 / math.sqrt(2.0)
 _TN, _LEARN_SIGMA, _DEFAULT_UPPER, _CLIP, _SOLVABLE = range(5)
 
 
-class WLModelArrays(NamedTuple):
-    """The linear map (`export`: ``kernels.linear_output``) and the head: float64 [TN (0/1),
-    learned σ (0/1), default u, clip (0/1), task solvable (0/1)]."""
-
-    c0: np.ndarray
-    weight: np.ndarray
-    wz0: np.ndarray
-    mean: np.ndarray
-    inv_std: np.ndarray
-    head: np.ndarray
-
-
 class WLEngineArgs(NamedTuple):
-    """Everything `wl_value` reads and writes: what ``engine_args()`` returns."""
+    """Everything `wl_value` reads and writes: what ``engine_args()`` returns. ``ints``, ``words``,
+    ``reals``, ``floats``: the model and the task's WL state (`kernels.WLArrays`); ``head``:
+    float64 [TN (0/1), learned σ (0/1), default u, clip (0/1), task solvable (0/1)]; ``lower``,
+    ``residual``: the bound and the residual base (`symbolic`; `symbolic.NoSymbolic` for none)."""
 
-    table: ColourTable
-    graph: TaskGraph
-    work: WLWork
-    model: WLModelArrays
-    lower: Any  # a `symbolic` NamedTuple: the admissible bound l
-    residual: Any  # and the residual base (`symbolic.NoSymbolic` for none)
+    ints: np.ndarray
+    words: np.ndarray
+    reals: np.ndarray
+    floats: np.ndarray
+    head: np.ndarray
+    lower: Any
+    residual: Any
 
 
 @njit(**_JIT)
 def wl_value(args, words, upper, has_upper):
     """The heuristic value of one state (the module docstring); `upper` is used when `has_upper`."""
-    head = args.model.head
+    head = args.head
     if head[_SOLVABLE] == 0.0:
         return np.inf
     lower = symbolic_value(args.lower, words)
     base = symbolic_value(args.residual, words)
     if lower == np.inf or base == np.inf:
         return np.inf
-    w = args.work
-    update(args.table, args.graph, w, words)
-    model = args.model
+    ints, state, reals, floats = args.ints, args.words, args.reals, args.floats
+    update(ints, state, words)
     # the outputs are float32, as `WLLinear`'s: the float64 sum rounded once (the torch path's
     # values to the last bit, but where a sum falls within its rounding error of a float32 tie)
-    raw = np.float32(linear_output(w.counts, w.nonzero, model, 0))
+    raw = np.float32(linear_output(ints, state, reals, floats, 0))
     u = upper if has_upper else head[_DEFAULT_UPPER]
     if head[_TN] == 0.0:  # the torch head's float32 arithmetic: μ = raw + h, clipped to [l, u]
         mu = raw + np.float32(base)
@@ -104,7 +94,7 @@ def wl_value(args, words, upper, has_upper):
     # not float(), which numba types float32 for a float32, and the exp would be float32's)
     mu = np.float64(raw) + base
     if head[_LEARN_SIGMA] != 0.0:
-        sigma = learned_sigma_one(np.float64(np.float32(linear_output(w.counts, w.nonzero, model, 1))))
+        sigma = learned_sigma_one(np.float64(np.float32(linear_output(ints, state, reals, floats, 1))))
     else:
         sigma = _FIXED_SIGMA
     if has_upper:
@@ -159,14 +149,11 @@ class CompiledWLHeuristic:
         graph = task_graph(task, list(self.export.predicates))
         self.lower = make_heuristic(self.export.bound, task)
         self.residual = make_heuristic(self.export.residual, task) if self.export.residual else None
-        head = np.concatenate([self.export.head, [float(clip), float(task.solvable)]])
+        model = (e.c0, e.weight, e.wz0, e.mean, e.inv_std)
+        arrays = wl_arrays(e.table, graph, task.n_words, model)
+        head = np.concatenate([e.head, [float(clip), float(task.solvable)]])
         self._args = WLEngineArgs(
-            table=self.export.table,
-            graph=graph,
-            work=new_work(self.export.table, graph, task.n_words),
-            model=WLModelArrays(e.c0, e.weight, e.wz0, e.mean, e.inv_std, head),
-            lower=symbolic_args(self.lower),
-            residual=symbolic_args(self.residual),
+            *arrays, head, lower=symbolic_args(self.lower), residual=symbolic_args(self.residual)
         )
 
     @property
@@ -205,8 +192,7 @@ class CompiledWLHeuristic:
         `WLFeaturizer.embed` gives (as float32) for the same states of this task."""
         states = self._states(states)
         out = np.empty((len(states), self.n_features), dtype=np.int64)
-        a = self._args
-        counts_batch(a.table, a.graph, a.work, states, out)
+        counts_batch(self._args.ints, self._args.words, states, out)
         return out
 
     def __call__(self, state: State | np.ndarray) -> float:

@@ -11,9 +11,10 @@ are not counted. The state's feature vector counts, over all iterations, the nod
 Why incremental: a node's colour at t depends only on its t-hop neighbourhood, and consecutive
 states of a search differ in a few facts, so recomputing the whole graph per state (hundreds of
 nodes, most of them static atoms and objects that the state does not touch) costs tens of
-times more than the nodes that change. `WLWork` keeps the colours of every node at every
-iteration and the counts of the *reference* state (the last state counted, at first the state
-with no true fact, computed once per task). `update` takes a new state's fact bit set and:
+times more than the nodes that change. The arrays keep the colours of every node at every
+iteration and the counts of the *reference* state (the last state counted; at first the state
+with no true fact, coloured once per task by `wl_arrays`). `update` takes a new state's fact bit
+set and:
 
 1. finds the facts whose truth differs from the reference (XOR of the words): their nodes appear
    or disappear (non-goal facts) or change colour (goal atoms), which changes iteration 0;
@@ -24,7 +25,18 @@ with no true fact, computed once per task). `update` takes a new state's fact bi
 
 Every count is recomputed from the same rule as wlplan's, so the result does not depend on the
 order in which states come (the tests compare every state of whole searches with wlplan's).
-Hand-written in numba because it runs once per evaluated state inside the search.
+
+Two shortcuts keep the work per node small: an atom's colours at iterations 0 and 1 depend on
+nothing but its fact's truth (its neighbours are objects, whose colour at 0 is "object"), so
+they are looked up once per task (``atom_col``); and so the static atoms around an object add
+fixed (edge label, colour) pairs to its keys at iterations 1 and 2, merged in precomputed
+(``sp_*``). An atom's key lists its arguments in label order, each label once: no sorting.
+
+Hand-written in numba because it runs once per evaluated state inside the search. Everything
+lives in four flat arrays (`WLArrays`, offsets in a header) rather than some forty: numba counts
+a reference on every array it takes out of a tuple, which cost about as much as a whole state's
+update (under a microsecond) when `update` took its arrays from NamedTuples. For the same reason
+`update` is one function, with only small inlined helpers.
 """
 
 from __future__ import annotations
@@ -39,14 +51,14 @@ from agents.models.wl.compiled.table import (
     MAX_PACKED_ARITY,
     UNSEEN,
     ColourTable,
+    key_hash_at,
     lookup,
-    lookup_atom,
-    lookup_in,
+    mix_atom_key,
     pack_atom_key,
 )
 from pddlgym_sl.numba_cache import CACHE
 
-__all__ = ["ABSENT", "WLWork", "linear_output", "new_work", "update"]
+__all__ = ["ABSENT", "WLArrays", "counts_view", "linear_output", "update", "wl_arrays"]
 
 ABSENT = -2
 """The colour of a node that is not in the state's graph (a false non-goal fact)."""
@@ -64,118 +76,122 @@ _DEBRUIJN_INDEX = np.array(
     dtype=np.int64,
 )  # fmt: skip
 
-
-class WLWork(NamedTuple):
-    """The reference state and its colouring (see the module docstring), per-task constants
-    derived from the colour table, and scratch arrays.
-
-    ``col[t, v]``: node v's colour at iteration t (a feature, `UNSEEN` or `ABSENT`);
-    ``counts``: the reference state's feature counts, ``nonzero`` a bit set of the features
-    with a non-zero count (so that the linear map visits those only, in ascending order);
-    ``info``: int64 [stamp epoch, initialised, node colours recomputed (a running total, for
-    the benchmarks)].
-
-    Atom nodes' colours at iterations 0 and 1 depend on nothing but the truth of their fact
-    (their neighbours, objects, all have the colour of "object" at iteration 0), so they are
-    looked up once: ``atom_col[t, v, truth]`` for t = 0, 1. The static atoms around an object
-    therefore contribute fixed (edge label, colour) pairs to its keys at iterations 1 and 2:
-    those of iteration t are ``sp_code`` / ``sp_count`` (pair, multiplicity; sorted) from
-    ``sp_ptr[t - 1, o]`` to ``sp_ptr[t - 1, o + 1]``, and ``sp_unseen[t - 1, o]`` is 1 when one
-    of them is unseen."""
-
-    ref: np.ndarray  # uint64 (n_words): the reference state's facts
-    col: np.ndarray  # int64 (T + 1, n_nodes)
-    counts: np.ndarray  # int64 (n_features)
-    nonzero: np.ndarray  # uint64 (n_features // 64 + 1)
-    stamp: np.ndarray  # int64 (n_nodes): epoch of the last visit of each node (no double visits)
-    info: np.ndarray  # int64 (3)
-    changed: np.ndarray  # int64 (n_nodes): the nodes whose colour changed at the last iteration
-    frontier: np.ndarray  # int64 (n_nodes): those of the iteration in progress
-    pairs: np.ndarray  # int64 (max_degree + 1): a node's (label, colour) neighbour pairs
-    key: np.ndarray  # int64 (3 max(max_degree, max arity) + 3): its colour key
-    atom_col: np.ndarray  # int64 (2, n_nodes, 2)
-    sp_ptr: np.ndarray  # int64 (2, n_objects + 1)
-    sp_code: np.ndarray  # int64
-    sp_count: np.ndarray  # int64
-    sp_unseen: np.ndarray  # int8 (2, n_objects)
+# The header of `WLArrays.ints`: sizes, counters, then the offset of every section.
+(
+    H_ITERATIONS, H_MULTISET, H_N_FEATURES, H_PACKED, H_N_NODES, H_N_OBJECTS, H_N_FIXED, H_WIDTH,
+    H_N_OUTPUTS, H_INITIALISED, H_EPOCH, H_RECOMPUTED,
+    # ints: the colour table
+    O_INITIAL, N_INITIAL, O_SLOTS, N_SLOTS, O_KPTR, O_KDATA, O_KCOLOUR, O_ASLOTS, N_ASLOTS, O_ACOLOUR,
+    # ints: the task's graph and what is precomputed on it
+    O_FACT_NODE, O_ARGS, O_ARITY, O_STAT_PTR, O_STAT_ATOM, O_STAT_LABEL, O_DYN_PTR, O_DYN_ATOM, O_DYN_LABEL,
+    O_ATOM_COL, O_SP_PTR, O_SP_CODE, O_SP_COUNT, O_SP_UNSEEN,
+    # ints: the reference state's colouring and counts, and scratch space
+    O_COL, O_COUNTS, O_STAMP, O_CHANGED, O_FRONTIER, O_PAIRS, O_KEY,
+    # words: the key hashes, the packed atom keys, the reference state, the non-zero counts' bit set
+    W_KHASH, W_AKEYS, W_REF, W_NONZERO,
+    HEADER,
+) = range(48)  # fmt: skip
 
 
-def new_work(table: ColourTable, graph: TaskGraph, n_words: int) -> WLWork:
-    """Work arrays for one task (the reference is set up on the first `update`)."""
-    iterations, n_features = int(table.config[0]), int(table.config[2])
-    n_nodes, n_objects, _, _, max_degree = (int(x) for x in graph.sizes)
+class WLArrays(NamedTuple):
+    """Everything the kernels read and write for one task and model (built by `wl_arrays`).
+
+    ``ints`` (int64): the header (sizes, counters, offsets), the colour table's slots, keys and
+    features, the graph (`graph.TaskGraph`'s arrays), the per-task constants (``atom_col[t, v,
+    truth]`` for t = 0, 1; each object's static pairs at iterations 1 and 2), the reference's
+    colours ``col[t, v]`` (a feature, `UNSEEN` or `ABSENT`) and counts, and scratch arrays.
+    ``words`` (uint64): the key hashes, the packed atom keys, the reference state's facts, the bit
+    set of the non-zero counts (so that the linear map visits those only). ``reals`` (float64):
+    the linear map's ``c0``, ``W`` and ``wz0`` (`export`) and the head's parameters; ``floats``
+    (float32): the standardisation's mean and inverse deviation."""
+
+    ints: np.ndarray
+    words: np.ndarray
+    reals: np.ndarray
+    floats: np.ndarray
+
+
+class _Layout:
+    """Sections appended to one flat array, their offsets recorded."""
+
+    def __init__(self, start: int = 0) -> None:
+        self.parts: list[np.ndarray] = []
+        self.size = start
+
+    def add(self, array: np.ndarray, dtype) -> int:
+        offset = self.size
+        flat = np.ascontiguousarray(array, dtype=dtype).reshape(-1)
+        self.parts.append(flat)
+        self.size += len(flat)
+        return offset
+
+
+def wl_arrays(
+    table: ColourTable, graph: TaskGraph, n_words: int, model: tuple[np.ndarray, ...] | None = None
+) -> WLArrays:
+    """The arrays of one task (``n_words`` words per state) under a colour table, with the linear
+    map `model` = (c0, weight, wz0, mean, inv_std) (`export`; None: none, for counting only);
+    the reference is the state with no true fact, coloured here (once per task)."""
+    iterations, multiset, n_features, packed = (int(x) for x in table.config)
+    n_nodes, n_objects, _, n_fixed, max_degree = (int(x) for x in graph.sizes)
+    width = graph.args.shape[1]
     atom_col = np.full((2, n_nodes, 2), ABSENT, dtype=np.int64)
     sp_ptr = np.zeros((2, n_objects + 1), dtype=np.int64)
-    sp_unseen = np.zeros((2, n_objects), dtype=np.int8)
-    # a key: the iteration, 3 entries per distinct neighbour pair (an object's, or an atom's
-    # arguments), the node's own colour
-    key = np.empty(3 * max(max_degree, graph.args.shape[1]) + 3, dtype=np.int64)
+    sp_unseen = np.zeros((2, n_objects), dtype=np.int64)
+    key_size = 3 * max(max_degree, width) + 3  # the iteration, 3 per neighbour pair, the own colour
+    key = np.empty(key_size, dtype=np.int64)
     sp_code, sp_count = _prepare(table, graph, atom_col, sp_ptr, sp_unseen, key)
-    return WLWork(
-        ref=np.zeros(n_words, dtype=np.uint64),
-        col=np.full((iterations + 1, n_nodes), ABSENT, dtype=np.int64),
-        counts=np.zeros(n_features, dtype=np.int64),
-        nonzero=np.zeros(n_features // 64 + 1, dtype=np.uint64),
-        stamp=np.zeros(n_nodes, dtype=np.int64),
-        info=np.zeros(3, dtype=np.int64),
-        changed=np.empty(max(n_nodes, 1), dtype=np.int64),
-        frontier=np.empty(max(n_nodes, 1), dtype=np.int64),
-        pairs=np.empty(max_degree + 1, dtype=np.int64),
-        key=key,
-        atom_col=atom_col,
-        sp_ptr=sp_ptr,
-        sp_code=sp_code,
-        sp_count=sp_count,
-        sp_unseen=sp_unseen,
-    )
+
+    header = np.zeros(HEADER, dtype=np.int64)
+    ints = _Layout(HEADER)
+    i64 = np.int64
+    sections = {
+        O_INITIAL: table.initial, O_SLOTS: table.slots, O_KPTR: table.ptr, O_KDATA: table.data,
+        O_KCOLOUR: table.colour, O_ASLOTS: table.atom_slots, O_ACOLOUR: table.atom_colour,
+        O_FACT_NODE: graph.fact_node, O_ARGS: graph.args, O_ARITY: graph.arity,
+        O_STAT_PTR: graph.stat_ptr, O_STAT_ATOM: graph.stat_atom, O_STAT_LABEL: graph.stat_label,
+        O_DYN_PTR: graph.dyn_ptr, O_DYN_ATOM: graph.dyn_atom, O_DYN_LABEL: graph.dyn_label,
+        O_ATOM_COL: atom_col, O_SP_PTR: sp_ptr, O_SP_CODE: sp_code, O_SP_COUNT: sp_count,
+        O_SP_UNSEEN: sp_unseen,
+        O_COL: np.full((iterations + 1, n_nodes), ABSENT), O_COUNTS: np.zeros(n_features),
+        O_STAMP: np.zeros(n_nodes), O_CHANGED: np.zeros(max(n_nodes, 1)),
+        O_FRONTIER: np.zeros(max(n_nodes, 1)), O_PAIRS: np.zeros(max_degree + 1), O_KEY: np.zeros(key_size),
+    }  # fmt: skip
+    for slot, array in sections.items():
+        header[slot] = ints.add(array, i64)
+    header[N_INITIAL], header[N_SLOTS] = len(table.initial), len(table.slots)
+    header[N_ASLOTS] = len(table.atom_slots)
+    words = _Layout()
+    u64 = np.uint64
+    header[W_KHASH] = words.add(table.hashes, u64)
+    header[W_AKEYS] = words.add(table.atom_keys, u64)
+    header[W_REF] = words.add(np.zeros(n_words), u64)
+    header[W_NONZERO] = words.add(np.zeros(n_features // 64 + 1), u64)
+    sizes = (iterations, multiset, n_features, packed, n_nodes, n_objects, n_fixed, width)
+    header[H_ITERATIONS : H_WIDTH + 1] = sizes
+    if model is None:
+        reals, floats = np.zeros(0), np.zeros(0, dtype=np.float32)
+    else:
+        c0, weight, wz0, mean, inv_std = model
+        header[H_N_OUTPUTS] = len(c0)
+        reals = np.concatenate([c0, weight.reshape(-1), wz0.reshape(-1)]).astype(np.float64)
+        floats = np.concatenate([mean, inv_std]).astype(np.float32)
+    arrays = WLArrays(np.concatenate([header, *ints.parts]), np.concatenate(words.parts), reals, floats)
+    update(arrays.ints, arrays.words, np.zeros(n_words, dtype=np.uint64))
+    return arrays
 
 
-@njit(**_INLINE)
-def _lowest_bit(x):
-    """Index of the lowest set bit of the non-zero uint64 `x`."""
-    low = x & (~x + np.uint64(1))
-    return _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
-
-
-@njit(**_INLINE)
-def _recount(counts, nonzero, old, new):
-    """Move one node's count from colour `old` to colour `new` (unseen and absent not counted)."""
-    one = np.uint64(1)
-    if old >= 0:
-        counts[old] -= 1
-        if counts[old] == 0:
-            nonzero[old >> 6] &= ~(one << np.uint64(old & 63))
-    if new >= 0:
-        if counts[new] == 0:
-            nonzero[new >> 6] |= one << np.uint64(new & 63)
-        counts[new] += 1
-
-
-@njit(**_INLINE)
-def _sort(a, n):
-    """Sort ``a[:n]`` ascending in place (insertion sort for the short lists of most nodes)."""
-    if n > _INSERTION_SORT_MAX:
-        a[:n].sort()
-        return
-    for i in range(1, n):
-        x = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > x:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = x
-
-
-@njit(**_INLINE)
-def _initial_colour(table, c):
-    """The feature of initial colour `c` at iteration 0."""
-    return table.initial[c] if 0 <= c < table.initial.shape[0] else UNSEEN
+def counts_view(arrays: WLArrays) -> np.ndarray:
+    """The reference state's counts (a view into ``arrays.ints``)."""
+    start = int(arrays.ints[O_COUNTS])
+    return arrays.ints[start : start + int(arrays.ints[H_N_FEATURES])]
 
 
 @njit(**_JIT)
 def _prepare(table, graph, atom_col, sp_ptr, sp_unseen, key):
-    """Fill ``atom_col``, ``sp_ptr`` and ``sp_unseen`` (see `WLWork`); return the static pairs'
-    codes and multiplicities."""
+    """Fill ``atom_col`` (each atom's colours at iterations 0 and 1 by its fact's truth),
+    ``sp_ptr`` and ``sp_unseen`` (each object's static pairs at iterations 1 and 2, and whether one
+    is unseen); return the static pairs' codes and multiplicities."""
     iterations = table.config[0]
     n_nodes, n_objects, first_goal, n_fixed = graph.sizes[0], graph.sizes[1], graph.sizes[2], graph.sizes[3]
     object_colour = _initial_colour(table, 0)
@@ -214,7 +230,7 @@ def _prepare(table, graph, atom_col, sp_ptr, sp_unseen, key):
                     sp_unseen[t - 1, o] = 1
                 buf[m] = (graph.stat_label[e] << 32) | c
                 m += 1
-            _sort(buf, m)
+            _sort(buf, 0, m)
             i = 0
             while i < m:
                 j = i + 1
@@ -228,209 +244,298 @@ def _prepare(table, graph, atom_col, sp_ptr, sp_unseen, key):
     return codes[:n_out].copy(), counts[:n_out].copy()
 
 
-@njit(**_JIT)
-def update(table, graph, w, words):
-    """Make `words` (a state's fact bit set) the reference: ``w.counts`` are then its WL counts.
+@njit(**_INLINE)
+def _lowest_bit(x):
+    """Index of the lowest set bit of the non-zero uint64 `x`."""
+    low = x & (~x + np.uint64(1))
+    return _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
 
-    One function on purpose: numba counts references whenever an array is bound to a helper's
-    parameter or taken out of a NamedTuple, and with per-node helpers that bookkeeping cost
-    several times the work (hundreds of nanoseconds per node). Here every array is taken out
-    once, and the only helpers are small inlined ones.
-    """
-    # ---- the arrays, taken out once
-    iterations, multiset, packed = table.config[0], table.config[1] != 0, table.config[3] != 0
-    slots, kptr, kdata, khash, kcolour = table.slots, table.ptr, table.data, table.hashes, table.colour
-    atom_slots, atom_keys, atom_colour = table.atom_slots, table.atom_keys, table.atom_colour
-    n_objects, n_fixed = graph.sizes[1], graph.sizes[3]
-    fact_node, args, arity = graph.fact_node, graph.args, graph.arity
-    stat_ptr, stat_atom, stat_label = graph.stat_ptr, graph.stat_atom, graph.stat_label
-    dyn_ptr, dyn_atom, dyn_label = graph.dyn_ptr, graph.dyn_atom, graph.dyn_label
-    ref, col, counts, nonzero, stamp, info = w.ref, w.col, w.counts, w.nonzero, w.stamp, w.info
-    changed, frontier, pairs, key, atom_col = w.changed, w.frontier, w.pairs, w.key, w.atom_col
-    sp_ptr, sp_code, sp_count, sp_unseen = w.sp_ptr, w.sp_code, w.sp_count, w.sp_unseen
+
+@njit(**_INLINE)
+def _recount(ints, words, o_counts, w_nonzero, old, new):
+    """Move one node's count from colour `old` to colour `new` (unseen and absent not counted)."""
     one = np.uint64(1)
-    n_changed = 0  # nodes whose colour changed at the last iteration done, in `changed`
+    if old >= 0:
+        ints[o_counts + old] -= 1
+        if ints[o_counts + old] == 0:
+            words[w_nonzero + (old >> 6)] &= ~(one << np.uint64(old & 63))
+    if new >= 0:
+        if ints[o_counts + new] == 0:
+            words[w_nonzero + (new >> 6)] |= one << np.uint64(new & 63)
+        ints[o_counts + new] += 1
+
+
+@njit(**_INLINE)
+def _sort(a, start, n):
+    """Sort ``a[start:start + n]`` ascending in place (insertion sort for the short lists of most
+    nodes)."""
+    if n > _INSERTION_SORT_MAX:
+        a[start : start + n].sort()
+        return
+    for i in range(start + 1, start + n):
+        x = a[i]
+        j = i - 1
+        while j >= start and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+@njit(**_INLINE)
+def _initial_colour(table, c):
+    """The feature of initial colour `c` at iteration 0."""
+    return table.initial[c] if 0 <= c < table.initial.shape[0] else UNSEEN
+
+
+@njit(**_JIT)
+def update(ints, words, state):
+    """Make `state` (a fact bit set) the reference of the arrays ``(ints, words)`` (`WLArrays`):
+    their counts are then its WL counts."""
+    # ---- sizes and offsets, read once
+    iterations, multiset, packed = ints[H_ITERATIONS], ints[H_MULTISET] != 0, ints[H_PACKED] != 0
+    n_nodes, n_objects, n_fixed, width = ints[H_N_NODES], ints[H_N_OBJECTS], ints[H_N_FIXED], ints[H_WIDTH]
+    o_initial, n_initial = ints[O_INITIAL], ints[N_INITIAL]
+    o_slots, n_slots, o_kptr = ints[O_SLOTS], ints[N_SLOTS], ints[O_KPTR]
+    o_kdata, o_kcolour = ints[O_KDATA], ints[O_KCOLOUR]
+    o_aslots, n_aslots, o_acolour = ints[O_ASLOTS], ints[N_ASLOTS], ints[O_ACOLOUR]
+    o_fact_node, o_args, o_arity = ints[O_FACT_NODE], ints[O_ARGS], ints[O_ARITY]
+    o_stat_ptr, o_stat_atom, o_stat_label = ints[O_STAT_PTR], ints[O_STAT_ATOM], ints[O_STAT_LABEL]
+    o_dyn_ptr, o_dyn_atom, o_dyn_label = ints[O_DYN_PTR], ints[O_DYN_ATOM], ints[O_DYN_LABEL]
+    o_atom_col, o_sp_ptr, o_sp_code, o_sp_count, o_sp_unseen = (
+        ints[O_ATOM_COL],
+        ints[O_SP_PTR],
+        ints[O_SP_CODE],
+        ints[O_SP_COUNT],
+        ints[O_SP_UNSEEN],
+    )
+    o_col, o_counts, o_stamp = ints[O_COL], ints[O_COUNTS], ints[O_STAMP]
+    o_pairs, o_key = ints[O_PAIRS], ints[O_KEY]
+    changed, frontier = ints[O_CHANGED], ints[O_FRONTIER]  # offsets of the two node lists, swapped per round
+    w_khash, w_akeys, w_ref, w_nonzero = ints[W_KHASH], ints[W_AKEYS], ints[W_REF], ints[W_NONZERO]
+    n_words = w_nonzero - w_ref
+    one = np.uint64(1)
+    n_changed = 0  # nodes whose colour changed at the last iteration done, listed at `changed`
 
     # ---- the first call: the reference is the state with no true fact (the fixed nodes only)
-    if info[1] == 0:
-        col[:, :] = ABSENT
-        counts[:] = 0
-        nonzero[:] = 0
-        ref[:] = 0
-        object_colour = _initial_colour(table, 0)
+    if ints[H_INITIALISED] == 0:
+        ints[o_col : o_col + (iterations + 1) * n_nodes] = ABSENT
+        ints[o_counts : o_counts + ints[H_N_FEATURES]] = 0
+        words[w_nonzero : w_nonzero + ints[H_N_FEATURES] // 64 + 1] = 0
+        words[w_ref : w_ref + n_words] = 0
+        object_colour = ints[o_initial] if n_initial > 0 else UNSEEN
         for v in range(n_fixed):
-            c = object_colour if v < n_objects else atom_col[0, v, 0]
-            col[0, v] = c
-            _recount(counts, nonzero, ABSENT, c)
-            changed[n_changed] = v
+            c = object_colour if v < n_objects else ints[o_atom_col + 2 * v]
+            ints[o_col + v] = c
+            _recount(ints, words, o_counts, w_nonzero, ABSENT, c)
+            ints[changed + n_changed] = v
             n_changed += 1
-        info[1] = 1
+        ints[H_INITIALISED] = 1
 
     # ---- iteration 0: the facts whose truth changed; their nodes appear, go or change colour
-    for i in range(ref.shape[0]):
-        diff = words[i] ^ ref[i]
+    for i in range(n_words):
+        diff = state[i] ^ words[w_ref + i]
         if diff == 0:
             continue
-        ref[i] = words[i]
+        words[w_ref + i] = state[i]
         while diff != 0:
             f = i * 64 + _lowest_bit(diff)
             diff &= diff - one
-            v = fact_node[f]
-            truth = 1 if (words[i] >> np.uint64(f & 63)) & one != 0 else 0
-            new = atom_col[0, v, truth]
-            if new != col[0, v]:
-                _recount(counts, nonzero, col[0, v], new)
-                col[0, v] = new
-                changed[n_changed] = v
+            v = ints[o_fact_node + f]
+            truth = 1 if (state[i] >> np.uint64(f & 63)) & one != 0 else 0
+            new = ints[o_atom_col + 2 * v + truth]
+            old = ints[o_col + v]
+            if new != old:
+                _recount(ints, words, o_counts, w_nonzero, old, new)
+                ints[o_col + v] = new
+                ints[changed + n_changed] = v
                 n_changed += 1
 
     # ---- iterations 1..T: the nodes that changed and their neighbours
     for t in range(1, iterations + 1):
         if n_changed == 0:
             break
-        epoch = info[0] + 1
-        info[0] = epoch
+        epoch = ints[H_EPOCH] + 1
+        ints[H_EPOCH] = epoch
+        prev, cur = o_col + (t - 1) * n_nodes, o_col + t * n_nodes  # colours at t - 1 and t
         n_next = 0
         for k in range(n_changed):
-            v = changed[k]
+            v = ints[changed + k]
             # v itself (e = -1), then an object's static and dynamic atoms, or an atom's arguments
-            n_stat = stat_ptr[v + 1] - stat_ptr[v] if v < n_objects else 0
-            degree = n_stat + dyn_ptr[v + 1] - dyn_ptr[v] if v < n_objects else arity[v]
+            if v < n_objects:
+                s_first, d_first = ints[o_stat_ptr + v], ints[o_dyn_ptr + v]
+                n_stat = ints[o_stat_ptr + v + 1] - s_first
+                degree = n_stat + ints[o_dyn_ptr + v + 1] - d_first
+            else:
+                s_first = d_first = n_stat = 0
+                degree = ints[o_arity + v]
             for e in range(-1, degree):
                 if e < 0:
                     u = v
                 elif v >= n_objects:
-                    u = args[v, e]
+                    u = ints[o_args + v * width + e]
                 elif e < n_stat:
-                    u = stat_atom[stat_ptr[v] + e]
+                    u = ints[o_stat_atom + s_first + e]
                 else:
-                    u = dyn_atom[dyn_ptr[v] + e - n_stat]
-                if stamp[u] == epoch:
+                    u = ints[o_dyn_atom + d_first + e - n_stat]
+                if ints[o_stamp + u] == epoch:
                     continue
-                stamp[u] = epoch
-                info[2] += 1
-                own = col[t - 1, u]
+                ints[o_stamp + u] = epoch
+                ints[H_RECOMPUTED] += 1
+                own = ints[prev + u]
                 new = UNSEEN
-                n_key = 0  # > 0: look key[:n_key] up in the general table
+                n_key = 0  # > 0: look the key up in the general table
                 if u >= n_objects:
                     # an atom: absent, or its colour at 1 (set by its fact's truth alone), or
-                    # looked up from its arguments: in label order, each label once, so no sorting
-                    # (and a set and a multiset key are the same), packed where the table can
+                    # looked up from its arguments' colours (packed, where the table can)
+                    a = ints[o_arity + u]
                     if own == ABSENT:
                         new = ABSENT
                     elif t == 1:
-                        new = atom_col[1, u, 1] if own == atom_col[0, u, 1] else atom_col[1, u, 0]
+                        truth = 1 if own == ints[o_atom_col + 2 * u + 1] else 0
+                        new = ints[o_atom_col + 2 * (n_nodes + u) + truth]
                     elif own != UNSEEN:
-                        a = arity[u]
                         if packed and a <= MAX_PACKED_ARITY:
                             c0 = c1 = c2 = 0
                             if a > 0:
-                                c0 = col[t - 1, args[u, 0]]
+                                c0 = ints[prev + ints[o_args + u * width]]
                                 if a > 1:
-                                    c1 = col[t - 1, args[u, 1]]
+                                    c1 = ints[prev + ints[o_args + u * width + 1]]
                                     if a > 2:
-                                        c2 = col[t - 1, args[u, 2]]
+                                        c2 = ints[prev + ints[o_args + u * width + 2]]
                             if c0 != UNSEEN and c1 != UNSEEN and c2 != UNSEEN:
                                 w0, w1 = pack_atom_key(t, own, c0, c1, c2, a)
-                                new = lookup_atom(atom_slots, atom_keys, atom_colour, w0, w1)
+                                mask = np.uint64(n_aslots - 1)
+                                s = mix_atom_key(w0, w1) & mask
+                                while True:
+                                    slot = ints[o_aslots + np.int64(s)]
+                                    if slot < 0:
+                                        break
+                                    k2 = w_akeys + 2 * slot
+                                    if words[k2] == w0 and words[k2 + 1] == w1:
+                                        new = ints[o_acolour + slot]
+                                        break
+                                    s = (s + one) & mask
                         else:
-                            key[0] = t
+                            ints[o_key] = t
                             n_key = 1
                             for r in range(a):
-                                c = col[t - 1, args[u, r]]
+                                c = ints[prev + ints[o_args + u * width + r]]
                                 if c == UNSEEN:
                                     n_key = 0
                                     break
-                                key[n_key] = r
-                                key[n_key + 1] = c
-                                key[n_key + 2] = 1
+                                ints[o_key + n_key] = r
+                                ints[o_key + n_key + 1] = c
+                                ints[o_key + n_key + 2] = 1
                                 n_key += 3
                             if n_key > 0:
-                                key[n_key] = own
+                                ints[o_key + n_key] = own
                                 n_key += 1
                 elif own != UNSEEN:
                     # an object: its present dynamic atoms' (label, colour) pairs merged with its
                     # static atoms' (precomputed for t <= 2, collected after)
                     m = 0
-                    s_start = s_end = 0
+                    sp_start = sp_end = 0
                     unseen = False
-                    for e2 in range(dyn_ptr[u], dyn_ptr[u + 1]):
-                        c = col[t - 1, dyn_atom[e2]]
+                    for e2 in range(ints[o_dyn_ptr + u], ints[o_dyn_ptr + u + 1]):
+                        c = ints[prev + ints[o_dyn_atom + e2]]
                         if c == ABSENT:
                             continue
                         if c == UNSEEN:
                             unseen = True
                             break
-                        pairs[m] = (dyn_label[e2] << 32) | c
+                        ints[o_pairs + m] = (ints[o_dyn_label + e2] << 32) | c
                         m += 1
                     if not unseen:
                         if t <= 2:
-                            unseen = sp_unseen[t - 1, u] != 0
-                            s_start, s_end = sp_ptr[t - 1, u], sp_ptr[t - 1, u + 1]
+                            unseen = ints[o_sp_unseen + (t - 1) * n_objects + u] != 0
+                            sp_start = ints[o_sp_ptr + (t - 1) * (n_objects + 1) + u]
+                            sp_end = ints[o_sp_ptr + (t - 1) * (n_objects + 1) + u + 1]
                         else:
-                            for e2 in range(stat_ptr[u], stat_ptr[u + 1]):
-                                c = col[t - 1, stat_atom[e2]]
+                            for e2 in range(ints[o_stat_ptr + u], ints[o_stat_ptr + u + 1]):
+                                c = ints[prev + ints[o_stat_atom + e2]]
                                 if c == UNSEEN:
                                     unseen = True
                                     break
-                                pairs[m] = (stat_label[e2] << 32) | c
+                                ints[o_pairs + m] = (ints[o_stat_label + e2] << 32) | c
                                 m += 1
                     if not unseen:
-                        _sort(pairs, m)
-                        key[0] = t
+                        _sort(ints, o_pairs, m)
+                        ints[o_key] = t
                         n_key = 1
-                        i, j = 0, s_start
-                        while i < m or j < s_end:
-                            if j >= s_end or (i < m and pairs[i] < sp_code[j]):
-                                p = pairs[i]
+                        i, j = 0, sp_start
+                        while i < m or j < sp_end:
+                            if j >= sp_end or (i < m and ints[o_pairs + i] < ints[o_sp_code + j]):
+                                p = ints[o_pairs + i]
                             else:
-                                p = sp_code[j]
+                                p = ints[o_sp_code + j]
                             count = 0
-                            while i < m and pairs[i] == p:
+                            while i < m and ints[o_pairs + i] == p:
                                 count += 1
                                 i += 1
-                            if j < s_end and sp_code[j] == p:
-                                count += sp_count[j]
+                            if j < sp_end and ints[o_sp_code + j] == p:
+                                count += ints[o_sp_count + j]
                                 j += 1
-                            key[n_key] = p >> 32
-                            key[n_key + 1] = p & _LOW32
-                            key[n_key + 2] = count if multiset else 1
+                            ints[o_key + n_key] = p >> 32
+                            ints[o_key + n_key + 1] = p & _LOW32
+                            ints[o_key + n_key + 2] = count if multiset else 1
                             n_key += 3
-                        key[n_key] = own
+                        ints[o_key + n_key] = own
                         n_key += 1
                 if n_key > 0:
-                    new = lookup_in(slots, kptr, kdata, khash, kcolour, key, n_key)
-                old = col[t, u]
+                    # the general table: hash the key, probe, compare element by element
+                    h = key_hash_at(ints, o_key, n_key)
+                    mask = np.uint64(n_slots - 1)
+                    s = h & mask
+                    while True:
+                        slot = ints[o_slots + np.int64(s)]
+                        if slot < 0:
+                            break
+                        start = ints[o_kptr + slot]
+                        if words[w_khash + slot] == h and ints[o_kptr + slot + 1] - start == n_key:
+                            same = True
+                            for q in range(n_key):
+                                if ints[o_kdata + start + q] != ints[o_key + q]:
+                                    same = False
+                                    break
+                            if same:
+                                new = ints[o_kcolour + slot]
+                                break
+                        s = (s + one) & mask
+                old = ints[cur + u]
                 if new != old:
-                    _recount(counts, nonzero, old, new)
-                    col[t, u] = new
-                    frontier[n_next] = u
+                    _recount(ints, words, o_counts, w_nonzero, old, new)
+                    ints[cur + u] = new
+                    ints[frontier + n_next] = u
                     n_next += 1
         changed, frontier = frontier, changed
         n_changed = n_next
 
 
 @njit(**_JIT)
-def linear_output(counts, nonzero, model, j):
-    """Output j of the linear map of the counts (`export`): ``c0_j + sum_i (W_ji z_i - wz0_ji)``
-    over the non-zero counts, ``z_i = (x_i - m_i) s_i`` in float32 as torch computes it, summed
-    in float64 in ascending feature order (a function of the counts alone, whatever the order
-    in which states were counted)."""
-    c0, weight, wz0, mean, inv_std = model.c0, model.weight, model.wz0, model.mean, model.inv_std
-    s = c0[j]
-    for i in range(nonzero.shape[0]):
-        bits = nonzero[i]
+def linear_output(ints, words, reals, floats, j):
+    """Output j of the linear map of the reference's counts (`export`): ``c0_j + sum_i (W_ji z_i
+    - wz0_ji)`` over the non-zero counts, ``z_i = (x_i - m_i) s_i`` in float32 as torch computes
+    it, summed in float64 in ascending feature order (a function of the counts alone, whatever
+    the order in which states were counted)."""
+    n_features, n_outputs = ints[H_N_FEATURES], ints[H_N_OUTPUTS]
+    o_counts, w_nonzero = ints[O_COUNTS], ints[W_NONZERO]
+    o_weight = n_outputs + j * n_features
+    o_wz0 = n_outputs + (n_outputs + j) * n_features
+    s = reals[j]
+    for i in range(n_features // 64 + 1):
+        bits = words[w_nonzero + i]
         while bits != 0:
             f = i * 64 + _lowest_bit(bits)
             bits &= bits - np.uint64(1)
-            z = (np.float32(counts[f]) - mean[f]) * inv_std[f]
-            s += weight[j, f] * np.float64(z) - wz0[j, f]
+            z = (np.float32(ints[o_counts + f]) - floats[f]) * floats[n_features + f]
+            s += reals[o_weight + f] * np.float64(z) - reals[o_wz0 + f]
     return s
 
 
 @njit(**_JIT)
-def counts_batch(table, graph, w, states, out):
+def counts_batch(ints, words, states, out):
     """The WL counts of every row of `states` into `out` (for tests and feature export)."""
+    o_counts, n_features = ints[O_COUNTS], ints[H_N_FEATURES]
     for k in range(states.shape[0]):
-        update(table, graph, w, states[k])
-        out[k, :] = w.counts
+        update(ints, words, states[k])
+        out[k, :] = ints[o_counts : o_counts + n_features]

@@ -10,6 +10,8 @@ evaluated before, `pddlgym_sl.heuristics.queues`).
 Each role's arrays are a NamedTuple whose class names the heuristic: `symbolic_value(h, words)`
 picks the kernel from the class while numba compiles its caller, so a compiled function holds
 the kernels of the heuristics it uses only. `NoSymbolic` stands for "no residual" (value 0).
+Of the task's `FDRLayout` they hold the two tables the kernels read (`state_props`), not its
+twenty-odd arrays: numba passes a tuple to a function array by array, per evaluated state.
 """
 
 from __future__ import annotations
@@ -28,7 +30,16 @@ from pddlgym_sl.heuristics.simple import Blind
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import satisfies
 
-__all__ = ["BlindArgs", "FFArgs", "HMaxArgs", "LMCutArgs", "NoSymbolic", "symbolic_args", "symbolic_value"]
+__all__ = [
+    "BlindArgs",
+    "FFArgs",
+    "HMaxArgs",
+    "LMCutArgs",
+    "NoSymbolic",
+    "StateTables",
+    "symbolic_args",
+    "symbolic_value",
+]
 
 _JIT = {"cache": CACHE, "nogil": True}
 
@@ -57,6 +68,13 @@ class BlindArgs(NamedTuple):
     step: float
 
 
+class StateTables(NamedTuple):
+    """`FDRLayout`'s ``var_table`` and ``fact_table``: all of it that the kernels read."""
+
+    var_table: np.ndarray
+    fact_table: np.ndarray
+
+
 class NoSymbolic(NamedTuple):
     none: np.ndarray  # empty: numba types a NamedTuple by its fields, and it needs one
 
@@ -67,12 +85,13 @@ def symbolic_args(heuristic: Heuristic | None) -> NamedTuple:
     if heuristic is None:
         return NoSymbolic(np.zeros(0, dtype=np.int64))
     task = heuristic.task
+    fdr = StateTables(task.fdr.var_table, task.fdr.fact_table)
     if isinstance(heuristic, LMCut) and heuristic.goal_zone_detection and heuristic.border_detection:
-        return LMCutArgs(heuristic.ct, task.fdr, heuristic.work)
+        return LMCutArgs(heuristic.ct, fdr, heuristic.work)
     if type(heuristic) is HMax:
-        return HMaxArgs(heuristic.ut, task.fdr, heuristic.work)
+        return HMaxArgs(heuristic.ut, fdr, heuristic.work)
     if type(heuristic) is HFF:
-        return FFArgs(heuristic.ut, task.fdr, heuristic.work)
+        return FFArgs(heuristic.ut, fdr, heuristic.work)
     if type(heuristic) is Blind:
         return BlindArgs(task.goal, task.goal_neg, float(heuristic.step))
     raise AgentError(f"{heuristic!r} has no compiled value here (blind, hmax, hff and lmcut have)")

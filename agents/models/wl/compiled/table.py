@@ -44,9 +44,11 @@ __all__ = [
     "ColourTable",
     "colour_table",
     "key_hash",
+    "key_hash_at",
     "lookup",
     "lookup_atom",
     "lookup_in",
+    "mix_atom_key",
     "pack_atom_key",
 ]
 
@@ -87,9 +89,15 @@ class ColourTable(NamedTuple):
 def key_hash(key, n):
     """FNV-1a over the first `n` entries of `key`, with a final avalanche (so that the low bits
     that index the slots depend on every entry)."""
+    return key_hash_at(key, 0, n)
+
+
+@njit(**{**_JIT, "inline": "always"})
+def key_hash_at(a, start, n):
+    """`key_hash` of the key ``a[start:start + n]``."""
     h = _FNV_OFFSET
-    for i in range(n):
-        h = (h ^ np.uint64(key[i])) * _FNV_PRIME
+    for i in range(start, start + n):
+        h = (h ^ np.uint64(a[i])) * _FNV_PRIME
     h ^= h >> np.uint64(29)
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(32)
@@ -141,7 +149,8 @@ def pack_atom_key(t, own, c0, c1, c2, arity):
 
 
 @njit(**{**_JIT, "inline": "always"})
-def _mix(w0, w1):
+def mix_atom_key(w0, w1):
+    """The hash of a packed atom key (`pack_atom_key`)."""
     h = (w0 ^ (w1 * np.uint64(0x9E3779B97F4A7C15))) * np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(31)
     h *= np.uint64(0x94D049BB133111EB)
@@ -152,7 +161,7 @@ def _mix(w0, w1):
 def lookup_atom(atom_slots, atom_keys, atom_colour, w0, w1):
     """The feature of a packed atom-shaped key (`pack_atom_key`), or `UNSEEN`."""
     mask = np.uint64(atom_slots.shape[0] - 1)
-    s = _mix(w0, w1) & mask
+    s = mix_atom_key(w0, w1) & mask
     while True:
         k = atom_slots[s]
         if k < 0:
@@ -198,7 +207,7 @@ def _fill_atom_index(data, ptr, colour, packable, atom_keys, atom_colour, atom_s
         atom_keys[n, 0] = w0
         atom_keys[n, 1] = w1
         atom_colour[n] = colour[k]
-        s = _mix(w0, w1) & mask
+        s = mix_atom_key(w0, w1) & mask
         while atom_slots[s] >= 0:
             s = (s + np.uint64(1)) & mask
         atom_slots[s] = n
