@@ -28,6 +28,7 @@ from agents.learned_heuristic import LearnedHeuristic, TrainedModel, learned_heu
 from agents.models.wl import WLFeaturizer, WLLinear
 from agents.models.wl.compiled import CompiledWLHeuristic
 from agents.models.wl.compiled.kernels import _sort
+from agents.models.wl.compiled.symbolic import symbolic_args, symbolic_value
 from agents.models.wl.compiled.table import colour_table
 from agents.models.wl.features import PRUNING
 from agents.models.wl.vocabulary import TaskAtoms, wl_domain
@@ -191,6 +192,29 @@ def test_values_equal_the_torch_path(head, clip):
         # both sum in float64 and round to float32 (`WLLinear` in eval mode): equal to the last bit
         # but where a float64 sum falls within its rounding error of a float32 rounding boundary
         assert np.mean(values[live] == expected[live]) > 0.99
+
+
+@njit(cache=CACHE)
+def _symbolic_loop(h, states, out):
+    for i in range(states.shape[0]):
+        out[i] = symbolic_value(h, states[i])
+
+
+@needs_ipc
+@pytest.mark.parametrize("bound", ["hmax", "lmcut"])
+def test_relaxed_reachability_is_where_the_bounds_are_finite(bound):
+    """N without clip needs its bound only to spot dead ends: relaxed reachability, exactly."""
+    domain = "floortile"
+    task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[4])
+    states = _states_of_a_search(task, budget=2000)
+    heuristic = make_heuristic(bound, task)
+    expected = heuristic.batch(states)
+    out = np.empty(len(states))
+    _symbolic_loop(symbolic_args(heuristic, dead_ends_only=True), states, out)
+    assert np.isinf(expected).any() and np.isfinite(expected).any()
+    assert np.array_equal(np.isinf(out), np.isinf(expected)) and np.all(out[np.isfinite(out)] == 0)
+    _symbolic_loop(symbolic_args(heuristic), states, out)  # the bound itself
+    assert np.array_equal(out, expected)
 
 
 @njit(cache=CACHE)

@@ -80,10 +80,10 @@ def wl_value(args, words, upper, has_upper):
     if lower == np.inf or base == np.inf:
         return np.inf
     ints, state, reals, floats = args.ints, args.words, args.reals, args.floats
-    update(ints, state, words)
+    update(ints, state, reals, floats, words)
     # the outputs are float32, as `WLLinear`'s: the float64 sum rounded once (the torch path's
     # values to the last bit, but where a sum falls within its rounding error of a float32 tie)
-    raw = np.float32(linear_output(ints, state, reals, floats, 0))
+    raw = np.float32(linear_output(ints, state, reals, 0))
     u = upper if has_upper else head[_DEFAULT_UPPER]
     if head[_TN] == 0.0:  # the torch head's float32 arithmetic: μ = raw + h, clipped to [l, u]
         mu = raw + np.float32(base)
@@ -94,7 +94,7 @@ def wl_value(args, words, upper, has_upper):
     # not float(), which numba types float32 for a float32, and the exp would be float32's)
     mu = np.float64(raw) + base
     if head[_LEARN_SIGMA] != 0.0:
-        sigma = learned_sigma_one(np.float64(np.float32(linear_output(ints, state, reals, floats, 1))))
+        sigma = learned_sigma_one(np.float64(np.float32(linear_output(ints, state, reals, 1))))
     else:
         sigma = _FIXED_SIGMA
     if has_upper:
@@ -150,11 +150,12 @@ class CompiledWLHeuristic:
         self.lower = make_heuristic(self.export.bound, task)
         self.residual = make_heuristic(self.export.residual, task) if self.export.residual else None
         model = (e.c0, e.weight, e.wz0, e.mean, e.inv_std)
-        arrays = wl_arrays(e.table, graph, task.n_words, model)
+        arrays = wl_arrays(e.table, graph, task.n_words, model, reference=np.array(task.init.words))
         head = np.concatenate([e.head, [float(clip), float(task.solvable)]])
-        self._args = WLEngineArgs(
-            *arrays, head, lower=symbolic_args(self.lower), residual=symbolic_args(self.residual)
-        )
+        # N without clip needs its bound only where it is infinite: relaxed reachability then
+        dead_ends_only = trained.head.dist == "n" and not clip
+        lower = symbolic_args(self.lower, dead_ends_only)
+        self._args = WLEngineArgs(*arrays, head, lower=lower, residual=symbolic_args(self.residual))
 
     @property
     def n_features(self) -> int:
@@ -192,7 +193,8 @@ class CompiledWLHeuristic:
         `WLFeaturizer.embed` gives (as float32) for the same states of this task."""
         states = self._states(states)
         out = np.empty((len(states), self.n_features), dtype=np.int64)
-        counts_batch(self._args.ints, self._args.words, states, out)
+        a = self._args
+        counts_batch(a.ints, a.words, a.reals, a.floats, states, out)
         return out
 
     def __call__(self, state: State | np.ndarray) -> float:

@@ -12,8 +12,8 @@ Why incremental: a node's colour at t depends only on its t-hop neighbourhood, a
 states of a search differ in a few facts, so recomputing the whole graph per state (hundreds of
 nodes, most of them static atoms and objects that the state does not touch) costs tens of
 times more than the nodes that change. The arrays keep the colours of every node at every
-iteration and the counts of the *reference* state (the last state counted; at first the state
-with no true fact, coloured once per task by `wl_arrays`). `update` takes a new state's fact bit
+iteration and the counts of the *reference* state (the last state counted; at first the task's
+initial state, coloured once per task by `wl_arrays`). `update` takes a new state's fact bit
 set and:
 
 1. finds the facts whose truth differs from the reference (XOR of the words): their nodes appear
@@ -102,8 +102,9 @@ class WLArrays(NamedTuple):
     colours ``col[t, v]`` (a feature, `UNSEEN` or `ABSENT`) and counts, and scratch arrays.
     ``words`` (uint64): the key hashes, the packed atom keys, the reference state's facts, the bit
     set of the non-zero counts (so that the linear map visits those only). ``reals`` (float64):
-    the linear map's ``c0``, ``W`` and ``wz0`` (`export`) and the head's parameters; ``floats``
-    (float32): the standardisation's mean and inverse deviation."""
+    the linear map's ``c0``, ``W`` and ``wz0`` (`export`) and each feature's current term of
+    each output (`linear_output`); ``floats`` (float32): the standardisation's mean and inverse
+    deviation."""
 
     ints: np.ndarray
     words: np.ndarray
@@ -127,11 +128,16 @@ class _Layout:
 
 
 def wl_arrays(
-    table: ColourTable, graph: TaskGraph, n_words: int, model: tuple[np.ndarray, ...] | None = None
+    table: ColourTable,
+    graph: TaskGraph,
+    n_words: int,
+    model: tuple[np.ndarray, ...] | None = None,
+    reference: np.ndarray | None = None,
 ) -> WLArrays:
     """The arrays of one task (``n_words`` words per state) under a colour table, with the linear
-    map `model` = (c0, weight, wz0, mean, inv_std) (`export`; None: none, for counting only);
-    the reference is the state with no true fact, coloured here (once per task)."""
+    map `model` = (c0, weight, wz0, mean, inv_std) (`export`; None: none, for counting only).
+    The graph is coloured here, once per task: the state with no true fact, then `reference`
+    (the task's initial state, the first a search evaluates) when given."""
     iterations, multiset, n_features, packed = (int(x) for x in table.config)
     n_nodes, n_objects, _, n_fixed, max_degree = (int(x) for x in graph.sizes)
     width = graph.args.shape[1]
@@ -174,10 +180,13 @@ def wl_arrays(
     else:
         c0, weight, wz0, mean, inv_std = model
         header[H_N_OUTPUTS] = len(c0)
-        reals = np.concatenate([c0, weight.reshape(-1), wz0.reshape(-1)]).astype(np.float64)
+        terms = np.zeros_like(wz0)  # each feature's term at count 0 (`_term`)
+        reals = np.concatenate([c0, *(a.reshape(-1) for a in (weight, wz0, terms))]).astype(np.float64)
         floats = np.concatenate([mean, inv_std]).astype(np.float32)
     arrays = WLArrays(np.concatenate([header, *ints.parts]), np.concatenate(words.parts), reals, floats)
-    update(arrays.ints, arrays.words, np.zeros(n_words, dtype=np.uint64))
+    update(*arrays, np.zeros(n_words, dtype=np.uint64))
+    if reference is not None:
+        update(*arrays, np.ascontiguousarray(reference, dtype=np.uint64))
     return arrays
 
 
@@ -252,17 +261,34 @@ def _lowest_bit(x):
 
 
 @njit(**_INLINE)
-def _recount(ints, words, o_counts, w_nonzero, old, new):
-    """Move one node's count from colour `old` to colour `new` (unseen and absent not counted)."""
+def _term(ints, reals, floats, f, j):
+    """Feature f's term of linear output j at its current count x: ``W_jf z - wz0_jf`` with
+    ``z = (x - m_f) s_f`` in float32 as torch computes it (0 at x = 0; `linear_output`)."""
+    n_features, n_outputs = ints[H_N_FEATURES], ints[H_N_OUTPUTS]
+    z = (np.float32(ints[ints[O_COUNTS] + f]) - floats[f]) * floats[n_features + f]
+    weight = reals[n_outputs + j * n_features + f]
+    return weight * np.float64(z) - reals[n_outputs + (n_outputs + j) * n_features + f]
+
+
+@njit(**_INLINE)
+def _recount(ints, words, reals, floats, o_counts, w_nonzero, old, new):
+    """Move one node's count from colour `old` to colour `new` (unseen and absent not counted),
+    and refresh the two features' terms of the linear map (when there is one)."""
     one = np.uint64(1)
+    n_features, n_outputs = ints[H_N_FEATURES], ints[H_N_OUTPUTS]
+    r_terms = n_outputs * (1 + 2 * n_features)
     if old >= 0:
         ints[o_counts + old] -= 1
         if ints[o_counts + old] == 0:
             words[w_nonzero + (old >> 6)] &= ~(one << np.uint64(old & 63))
+        for j in range(n_outputs):
+            reals[r_terms + j * n_features + old] = _term(ints, reals, floats, old, j)
     if new >= 0:
         if ints[o_counts + new] == 0:
             words[w_nonzero + (new >> 6)] |= one << np.uint64(new & 63)
         ints[o_counts + new] += 1
+        for j in range(n_outputs):
+            reals[r_terms + j * n_features + new] = _term(ints, reals, floats, new, j)
 
 
 @njit(**_INLINE)
@@ -288,9 +314,10 @@ def _initial_colour(table, c):
 
 
 @njit(**_JIT)
-def update(ints, words, state):
-    """Make `state` (a fact bit set) the reference of the arrays ``(ints, words)`` (`WLArrays`):
-    their counts are then its WL counts."""
+def update(ints, words, reals, floats, state):
+    """Make `state` (a fact bit set) the reference of the arrays `WLArrays` ``(ints, words, reals,
+    floats)``: their counts are then its WL counts (and the linear map's terms, those of its
+    counts)."""
     # ---- sizes and offsets, read once
     iterations, multiset, packed = ints[H_ITERATIONS], ints[H_MULTISET] != 0, ints[H_PACKED] != 0
     n_nodes, n_objects, n_fixed, width = ints[H_N_NODES], ints[H_N_OBJECTS], ints[H_N_FIXED], ints[H_WIDTH]
@@ -326,7 +353,7 @@ def update(ints, words, state):
         for v in range(n_fixed):
             c = object_colour if v < n_objects else ints[o_atom_col + 2 * v]
             ints[o_col + v] = c
-            _recount(ints, words, o_counts, w_nonzero, ABSENT, c)
+            _recount(ints, words, reals, floats, o_counts, w_nonzero, ABSENT, c)
             ints[changed + n_changed] = v
             n_changed += 1
         ints[H_INITIALISED] = 1
@@ -345,7 +372,7 @@ def update(ints, words, state):
             new = ints[o_atom_col + 2 * v + truth]
             old = ints[o_col + v]
             if new != old:
-                _recount(ints, words, o_counts, w_nonzero, old, new)
+                _recount(ints, words, reals, floats, o_counts, w_nonzero, old, new)
                 ints[o_col + v] = new
                 ints[changed + n_changed] = v
                 n_changed += 1
@@ -503,7 +530,7 @@ def update(ints, words, state):
                         s = (s + one) & mask
                 old = ints[cur + u]
                 if new != old:
-                    _recount(ints, words, o_counts, w_nonzero, old, new)
+                    _recount(ints, words, reals, floats, o_counts, w_nonzero, old, new)
                     ints[cur + u] = new
                     ints[frontier + n_next] = u
                     n_next += 1
@@ -512,30 +539,27 @@ def update(ints, words, state):
 
 
 @njit(**_JIT)
-def linear_output(ints, words, reals, floats, j):
+def linear_output(ints, words, reals, j):
     """Output j of the linear map of the reference's counts (`export`): ``c0_j + sum_i (W_ji z_i
-    - wz0_ji)`` over the non-zero counts, ``z_i = (x_i - m_i) s_i`` in float32 as torch computes
-    it, summed in float64 in ascending feature order (a function of the counts alone, whatever
-    the order in which states were counted)."""
-    n_features, n_outputs = ints[H_N_FEATURES], ints[H_N_OUTPUTS]
-    o_counts, w_nonzero = ints[O_COUNTS], ints[W_NONZERO]
-    o_weight = n_outputs + j * n_features
-    o_wz0 = n_outputs + (n_outputs + j) * n_features
+    - wz0_ji)``, ``z_i = (x_i - m_i) s_i`` in float32 as torch computes it. The terms are kept
+    up to date by `update` (0 for a zero count); they are summed here in float64 over the
+    non-zero counts in ascending feature order, so the output is a function of the counts alone,
+    whatever the order in which states were counted."""
+    n_features, n_outputs, w_nonzero = ints[H_N_FEATURES], ints[H_N_OUTPUTS], ints[W_NONZERO]
+    r_terms = n_outputs * (1 + 2 * n_features) + j * n_features
     s = reals[j]
     for i in range(n_features // 64 + 1):
         bits = words[w_nonzero + i]
         while bits != 0:
-            f = i * 64 + _lowest_bit(bits)
+            s += reals[r_terms + i * 64 + _lowest_bit(bits)]
             bits &= bits - np.uint64(1)
-            z = (np.float32(ints[o_counts + f]) - floats[f]) * floats[n_features + f]
-            s += reals[o_weight + f] * np.float64(z) - reals[o_wz0 + f]
     return s
 
 
 @njit(**_JIT)
-def counts_batch(ints, words, states, out):
+def counts_batch(ints, words, reals, floats, states, out):
     """The WL counts of every row of `states` into `out` (for tests and feature export)."""
     o_counts, n_features = ints[O_COUNTS], ints[H_N_FEATURES]
     for k in range(states.shape[0]):
-        update(ints, words, states[k])
+        update(ints, words, reals, floats, states[k])
         out[k, :] = ints[o_counts : o_counts + n_features]
