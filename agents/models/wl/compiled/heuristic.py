@@ -11,12 +11,16 @@ value:
   ``0.1 + 10 sigmoid(raw_1)``; with an explicit ``u`` (anytime search): ``min(E[x], u)`` of
   ``TN(μ, σ, l - 0.1, u + 0.1)``; ``clip`` as for N;
 
-u being the head's default (1e5, or inf for ``upper="inf"``) where none is given. The arithmetic
-is the torch path's: the linear map is summed in float64 and rounded to float32 (torch's output
-type), N's head then works in float32 and TN's in float64, as `agents.heads` does. So a value
-equals the torch path's exactly where torch's float32 sum is correctly rounded, and within an
-ulp of float32 elsewhere (tests/test_wl_compiled.py: 1e-6 relative); and equal values there
-(ties, which decide GBFS's order) are equal here too, but for that ulp.
+u being the head's default (1e5, or inf for ``upper="inf"``) where none is given. N without clip
+needs l only to spot dead ends, so it tests relaxed reachability there instead of computing l
+(`symbolic.ReachArgs`: the same ``inf`` states).
+
+The arithmetic is the torch path's (`WLLinear` in eval mode, `agents.heads`): the linear map's
+float32 terms summed in float64 and rounded to float32 once, N's head then in float32 and TN's in
+float64, σ by the same compiled ``exp``. So the values equal the torch path's to the last bit,
+but where a float64 sum falls within its rounding error (about 1e-16 of its terms) of a float32
+rounding tie (tests/test_wl_compiled.py: over 99% bit-equal, all within 1e-6 of the sums'
+terms), and searches with either are the same node for node.
 
 Two ways in: ``batch(states[, upper])`` evaluates a batch in one compiled call (what
 `pddlgym_sl.search.gbfs` calls per expansion), and ``engine_args()`` hands the arrays to a search
@@ -50,7 +54,7 @@ __all__ = ["CompiledWLHeuristic", "WLEngineArgs", "wl_value"]
 _JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
 _EPS = 0.1  # agents.heads.OPEN_BOUND_EPS
 _FIXED_SIGMA = 1.0 / math.sqrt(2.0)
-# fields of WLModelArrays.head
+# fields of WLEngineArgs.head
 _TN, _LEARN_SIGMA, _DEFAULT_UPPER, _CLIP, _SOLVABLE = range(5)
 
 
