@@ -410,7 +410,7 @@ class TruncatedGaussianHead(Head):
         """`heuristic` for search: ``E[x]`` by the compiled `agents.tn_mean.tn_mean` (the same
         formula, in float64 from ``raw``'s values): the torch `TruncatedGaussian` costs about a
         millisecond per call on the few states of one search expansion."""
-        from agents.tn_mean import tn_mean
+        from agents.tn_mean import learned_sigma, tn_mean
 
         # `mu_sigma` and `upper_bound` restated in numpy: their torch ops on a handful of values cost
         # more than the kernel below (about 30 µs per search expansion)
@@ -425,7 +425,7 @@ class TruncatedGaussianHead(Head):
                 )
             mu = mu + residual_base
         if self.sigma == "learn":
-            sigma = SIGMA_MIN + SIGMA_RANGE / (1.0 + np.exp(-out[..., 1]))
+            sigma = learned_sigma(out[..., 1])  # SIGMA_MIN + SIGMA_RANGE sigmoid, by the compiled exp
         else:
             sigma = np.full_like(mu, FIXED_SIGMA)
         lower = np.asarray(lower, dtype=np.float64)

@@ -157,3 +157,22 @@ class LearnedHeuristic:
 
     def __call__(self, state) -> float:
         return float(self.batch(state.words[None, :])[0])
+
+
+def learned_heuristic(
+    trained: TrainedModel,
+    task: CompiledTask,
+    schema: Schema | None = None,
+    clip: bool = False,
+    device: torch.device | str = "cpu",
+    compiled: bool = True,
+) -> Any:
+    """The search heuristic of a trained model on `task`: with `compiled`, a ``--model wl`` run
+    with an N or TN head becomes `agents.models.wl.compiled.CompiledWLHeuristic` (numba, the
+    same values, evaluated inside the search engine's loop where it offers that; `device` is
+    not used then); every other run, or ``compiled=False``, a `LearnedHeuristic`."""
+    if compiled and trained.name == "wl" and trained.head.dist in ("n", "tn"):
+        from agents.models.wl.compiled import CompiledWLHeuristic
+
+        return CompiledWLHeuristic(trained, task, schema, clip=clip)
+    return LearnedHeuristic(trained, task, schema, clip=clip, device=device)

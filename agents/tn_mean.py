@@ -28,9 +28,10 @@ from agents.distributions import (
     TAYLOR_HC,
     TAYLOR_TERMS,
 )
+from agents.heads import SIGMA_MIN, SIGMA_RANGE
 from pddlgym_sl.numba_cache import CACHE
 
-__all__ = ["tn_mean"]
+__all__ = ["learned_sigma", "learned_sigma_one", "tn_mean", "tn_mean_one"]
 
 _JIT = {"cache": CACHE, "error_model": "numpy"}
 _CF = CF_TERMS[torch.float64]
@@ -110,32 +111,59 @@ def _central_off(a, w, near_inf, far_inf):
 
 
 @njit(**_JIT)
+def tn_mean_one(m, s, lo, hi):
+    """``E[x]`` of ``TN(m, s, lo, hi)`` for one element (what `tn_mean` computes per element; a
+    compiled heuristic calls it per state)."""
+    lo_inf, hi_inf = math.isinf(lo), math.isinf(hi)
+    lo_s = m - s if lo_inf else lo
+    hi_s = m + s if hi_inf else hi
+    half = 0.5 * (hi_s - lo_s)
+    flip = False if hi_inf else (True if lo_inf else lo_s + half < m)
+    sign = -1.0 if flip else 1.0
+    near = hi_s if flip else lo_s
+    far_is_inf = lo_inf or hi_inf
+    inv_sigma = 1.0 / s
+    a = sign * (near - m) * inv_sigma
+    w = 2.0 * half * inv_sigma
+    h = half * inv_sigma
+    c = a + h
+    if not far_is_inf and h < TAYLOR_H and h * abs(c) < TAYLOR_HC:
+        pivot, off = near, h + _taylor_off(h, c)
+    else:
+        far_inf = far_is_inf or not (w * (a + 0.5 * w) <= FAR_BOUND_D)
+        if not (lo_inf and hi_inf) and a >= 0:
+            pivot, off = near, _upper_tail_off(a, w, far_inf)
+        else:
+            pivot, off = m, _central_off(a, w, lo_inf and hi_inf, far_inf)
+    v = pivot + sign * s * off
+    return lo if v < lo else (hi if v > hi else v)
+
+
+@njit(**_JIT)
 def _tn_mean(mu, sigma, low, high, out):
     for i in range(mu.shape[0]):
-        m, s, lo, hi = mu[i], sigma[i], low[i], high[i]
-        lo_inf, hi_inf = math.isinf(lo), math.isinf(hi)
-        lo_s = m - s if lo_inf else lo
-        hi_s = m + s if hi_inf else hi
-        half = 0.5 * (hi_s - lo_s)
-        flip = False if hi_inf else (True if lo_inf else lo_s + half < m)
-        sign = -1.0 if flip else 1.0
-        near = hi_s if flip else lo_s
-        far_is_inf = lo_inf or hi_inf
-        inv_sigma = 1.0 / s
-        a = sign * (near - m) * inv_sigma
-        w = 2.0 * half * inv_sigma
-        h = half * inv_sigma
-        c = a + h
-        if not far_is_inf and h < TAYLOR_H and h * abs(c) < TAYLOR_HC:
-            pivot, off = near, h + _taylor_off(h, c)
-        else:
-            far_inf = far_is_inf or not (w * (a + 0.5 * w) <= FAR_BOUND_D)
-            if not (lo_inf and hi_inf) and a >= 0:
-                pivot, off = near, _upper_tail_off(a, w, far_inf)
-            else:
-                pivot, off = m, _central_off(a, w, lo_inf and hi_inf, far_inf)
-        v = pivot + sign * s * off
-        out[i] = lo if v < lo else (hi if v > hi else v)
+        out[i] = tn_mean_one(mu[i], sigma[i], low[i], high[i])
+
+
+@njit(**_JIT)
+def learned_sigma_one(logit):
+    """``σ = 0.1 + 10 sigmoid(logit)`` (`agents.heads`, sigma "learn") for one element."""
+    return SIGMA_MIN + SIGMA_RANGE / (1.0 + math.exp(-logit))
+
+
+@njit(**_JIT)
+def _learned_sigma(logit, out):
+    for i in range(logit.shape[0]):
+        out[i] = learned_sigma_one(logit[i])
+
+
+def learned_sigma(logit: np.ndarray) -> np.ndarray:
+    """`learned_sigma_one` elementwise (float64), by the same compiled ``exp`` as the compiled
+    heuristics (numpy's vectorised ``exp`` may differ from it in the last bit)."""
+    x = np.asarray(logit, dtype=np.float64)
+    out = np.empty(x.size)
+    _learned_sigma(np.ascontiguousarray(x).reshape(-1), out)
+    return out.reshape(x.shape)
 
 
 def tn_mean(mu: np.ndarray, sigma: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

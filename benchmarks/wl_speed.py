@@ -1,29 +1,33 @@
-"""Benchmark: WL feature extraction and GBFS with a WL heuristic beside GBFS + hFF, one process.
+"""Benchmark: GBFS with a WL heuristic (compiled, and the torch path) beside GBFS + hFF, one process.
 
-    python benchmarks/wl_speed.py [--domains ferry rovers ...] [--tasks 3] [--max-evaluations 10000]
+    python benchmarks/wl_speed.py [--domains ferry rovers ...] [--tasks N] [--max-evaluations 10000]
                                   [--train-tasks 10] [--run RUN_DIR]
 
 On the IPC 2023 Learning Track tasks in ``../shared/ipc23-lt`` (skipped, saying so, where absent):
 for each domain, a WL colour table (`agents.models.wl`, 2 iterations) is fitted on the states of
 GBFS + hFF plans of the first ``--train-tasks`` training tasks, and a linear model on it by least
 squares to the remaining plan length (so that the searches below go where a trained model would;
-``--run`` takes a trained ``--model wl`` run of that domain instead). Then, on the first
-``--tasks`` ``testing-easy`` tasks:
+``--run`` takes a trained ``--model wl`` run of that domain instead). The head is N with the hmax
+bound (docs/ipc23.md's WL N and WL rank configurations: hmax only recognises dead ends). Then, on the
+``testing-easy`` tasks (all 23, or ``--tasks N`` spread evenly over them), each searched with
+``--max-evaluations``:
 
-- **WL states/s**: the ILG's WL counts of the states GBFS + hFF generates, batched (one `wlplan`
-  call for all of them) and one state at a time;
-- **GBFS + WL evals/s**: GBFS with the learned heuristic (N head, as in `agents.evaluate`: one
-  call per expansion), with the LM-cut bound computed for dead ends as the runs of docs/ipc23.md do,
-  and with the blind bound (the WL model alone);
-- **GBFS + hFF evals/s** on the same tasks, and the ratios.
+- **hFF**: GBFS + hFF evaluations/s (the compiled engine, heuristic inside its loop);
+- **WL**: GBFS + the compiled WL heuristic (`agents.models.wl.compiled`) through
+  `pddlgym_sl.search.gbfs`, evaluated inside the engine's compiled loop (what `agents.evaluate`
+  runs for ``--model wl``); and the same model with the blind bound (the WL model alone);
+- **torch**: GBFS + `LearnedHeuristic` (wlplan and torch per expansion: the previous path), and
+  whether its search is the compiled one's node for node (evaluations, expansions, plan).
 
-Rates are total evaluations (states) over total time, compilation excluded by a warm-up run.
+Rates are total evaluations over total seconds, compilation excluded by warm-up runs. The ratios
+compare with GBFS + hFF on the same tasks in the same process; the load average of the machine is
+printed with them.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import os
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +36,10 @@ import torch
 from agents.heads import make_head
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from agents.models.wl import WLFeaturizer, WLLinear
+from agents.models.wl.compiled import CompiledWLHeuristic
 from agents.models.wl.vocabulary import TaskAtoms, wl_domain
 from pddlgym_sl import load_task
+from pddlgym_sl.envs.problems import spread
 from pddlgym_sl.search import gbfs
 
 IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
@@ -72,29 +78,46 @@ def fitted_model(domain: str, n_tasks: int, head) -> WLLinear:
     return model.eval()
 
 
-def extraction_rates(model: WLLinear, task, states: np.ndarray) -> tuple[float, float]:
-    """States/s of WL counts for `states`: one call for all, and one call per state."""
-    atoms = TaskAtoms(task)
-    start = time.perf_counter()
-    batched = model.featurizer.embed(atoms.problem, atoms.states(states))
-    t_batch = time.perf_counter() - start
-    start = time.perf_counter()
-    for i in range(len(states)):
-        model.featurizer.embed(atoms.problem, atoms.states(states[i : i + 1]))
-    t_single = time.perf_counter() - start
-    assert batched.shape[0] == len(states)
-    return len(states) / t_batch, len(states) / t_single
+class Totals:
+    """Evaluations and seconds per measured column, summed over a domain's tasks."""
+
+    def __init__(self) -> None:
+        self.evaluations: dict[str, float] = {}
+        self.seconds: dict[str, float] = {}
+
+    def add(self, name: str, evaluations: float, seconds: float) -> None:
+        self.evaluations[name] = self.evaluations.get(name, 0) + evaluations
+        self.seconds[name] = self.seconds.get(name, 0) + seconds
+
+    def rate(self, name: str) -> float:
+        return self.evaluations[name] / max(self.seconds[name], 1e-12)
 
 
-def search_rate(task, heuristic, budget: int) -> tuple[int, float]:
-    result = gbfs(task, heuristic, max_evaluations=budget)
-    return result.evaluations, result.seconds
+def measure_task(task, bounded: TrainedModel, blind: TrainedModel, budget: int, totals: Totals) -> bool:
+    """Add one task's searches and kernel times to `totals`; True when the compiled WL search is the
+    torch path's node for node."""
+    hff = gbfs(task, "hff", max_evaluations=budget)
+    totals.add("hff", hff.evaluations, hff.seconds)
+    compiled = gbfs(task, CompiledWLHeuristic(bounded, task), max_evaluations=budget)
+    totals.add("wl", compiled.evaluations, compiled.seconds)
+    alone = gbfs(task, CompiledWLHeuristic(blind, task), max_evaluations=budget)
+    totals.add("wl-blind", alone.evaluations, alone.seconds)
+
+    old = gbfs(task, LearnedHeuristic(bounded, task), max_evaluations=budget)
+    totals.add("torch", old.evaluations, old.seconds)
+    return (old.evaluations, old.expansions, old.plan) == (
+        compiled.evaluations,
+        compiled.expansions,
+        compiled.plan,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
-    parser.add_argument("--tasks", type=int, default=3, help="testing-easy tasks per domain")
+    parser.add_argument(
+        "--tasks", type=int, default=None, help="testing-easy tasks per domain (default: all)"
+    )
     parser.add_argument("--train-tasks", type=int, default=10)
     parser.add_argument("--max-evaluations", type=int, default=10_000)
     parser.add_argument("--run", type=Path, default=None, help="a trained --model wl run (one domain)")
@@ -103,56 +126,34 @@ def main() -> None:
         print(f"skipped: the IPC 2023 LT tasks are not at {IPC}")
         return
     torch.set_num_threads(1)
-    head = make_head("n", sigma="fixed", residual="none")
-    print("| domain | WL states/s batched | one at a time | GBFS + WL evals/s (LM-cut bound) | "
-          "(blind bound) | GBFS + hFF evals/s | hFF / WL |")  # fmt: skip
-    print("|---|--:|--:|--:|--:|--:|--:|")
+    head = make_head("n", sigma="fixed", residual="none", bound="hmax")
+    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+    print("| domain | GBFS + hFF evals/s | GBFS + WL evals/s (ratio) | "
+          "GBFS + WL, blind bound (ratio) | GBFS + WL torch evals/s | same search |")  # fmt: skip
+    print("|---|--:|--:|--:|--:|--:|")
     for domain in args.domains:
         if args.run is not None:
             trained = TrainedModel.load(args.run)
             model, head = trained.model, trained.head
         else:
             model = fitted_model(domain, args.train_tasks, head)
-        tasks = [
-            load_task(IPC / domain / "domain.pddl", p)
-            for p in sorted((IPC / domain / "testing-easy").glob("*.pddl"))[: args.tasks]
-        ]
-        bounded = TrainedModel(
-            model, make_head(head.dist, sigma=head.sigma, residual=head.residual), "wl", domain, Path(".")
-        )
-        blind = TrainedModel(
-            model,
-            make_head(head.dist, sigma=head.sigma, residual=head.residual, bound="blind"),
-            "wl",
-            domain,
-            Path("."),
-        )
-        gbfs(tasks[0], "hff", max_evaluations=100)  # warm-up: compile
+        bounded = TrainedModel(model, head, "wl", domain, Path("."))
+        blind_head = make_head(head.dist, sigma=head.sigma, residual=head.residual, bound="blind")
+        blind = TrainedModel(model, blind_head, "wl", domain, Path("."))
+        files = spread(sorted((IPC / domain / "testing-easy").glob("*.pddl")), args.tasks)
+        tasks = [load_task(IPC / domain / "domain.pddl", p) for p in files]
+        # warm-up: compile every kernel outside the timers
+        gbfs(tasks[0], "hff", max_evaluations=100)
+        for trained in (bounded, blind):
+            gbfs(tasks[0], CompiledWLHeuristic(trained, tasks[0]), max_evaluations=20)
         gbfs(tasks[0], LearnedHeuristic(bounded, tasks[0]), max_evaluations=20)
-        totals = np.zeros(9)
-        for task in tasks:
-            result = gbfs(task, "hff", max_evaluations=2_000)
-            visited = (
-                task.states_to_array(task.validate_plan(result.plan))
-                if result.solved
-                else task.states_to_array([task.init])
-            )
-            states = np.concatenate([task.expand(np.ascontiguousarray(s))[1] for s in visited])
-            batched, single = extraction_rates(model, task, states)
-            totals[0] += len(states)
-            totals[1] += len(states) / batched
-            totals[2] += len(states) / single
-            for k, heuristic in enumerate(
-                (LearnedHeuristic(bounded, task), LearnedHeuristic(blind, task), "hff"), start=3
-            ):
-                evaluations, seconds = search_rate(task, heuristic, args.max_evaluations)
-                totals[k] += evaluations
-                totals[k + 3] += seconds
-        wl_rate, blind_rate, hff_rate = (totals[k] / totals[k + 3] for k in (3, 4, 5))
-        print(
-            f"| {domain} | {totals[0] / totals[1]:,.0f} | {totals[0] / totals[2]:,.0f} | {wl_rate:,.0f} | "
-            f"{blind_rate:,.0f} | {hff_rate:,.0f} | {hff_rate / wl_rate:.0f}x |"
-        )
+        totals = Totals()
+        same = sum(measure_task(task, bounded, blind, args.max_evaluations, totals) for task in tasks)
+        hff = totals.rate("hff")
+        cells = [f"{totals.rate(k):,.0f} ({totals.rate(k) / hff:.2f}x)" for k in ("wl", "wl-blind")]
+        old = f"{totals.rate('torch'):,.0f}"
+        print(f"| {domain} | {hff:,.0f} | {' | '.join(cells)} | {old} | {same}/{len(tasks)} |", flush=True)
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -171,6 +171,10 @@ class Args:
     device: str = "cpu"
     """device of the forward passes: cpu (GBFS evaluates one expansion's successors at a time, batches
     too small to pay a GPU's transfers), auto (cuda when available), cuda, ..."""
+    compiled: bool = True
+    """a --model wl run (N or TN head) evaluates with its compiled numba heuristic, the same values as
+    the torch forward pass (not for the dual / --prune searches, which need confidences);
+    --no-compiled forces the torch path"""
     out: Path | None = None
     """result directory (default: <run>/eval/<split>[-clip] or runs/baselines/...)"""
     accuracy: bool = False
@@ -205,6 +209,7 @@ def _init_worker(
     threads: int,
     search: str = "gbfs",
     options: SearchOptions | None = None,
+    compiled: bool = True,
 ) -> None:
     import torch
 
@@ -212,6 +217,7 @@ def _init_worker(
     _WORKER.update(
         run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, warm=False
     )
+    _WORKER.update(compiled=compiled)
     _WORKER.update(search=EVAL_SEARCHES[search], options=options)
     if run is not None:
         from agents.learned_heuristic import TrainedModel
@@ -224,14 +230,13 @@ def _heuristic(task, domain_file: str):
     symbolic one's name."""
     if _WORKER["trained"] is None:
         return _WORKER["heuristic"]
-    from agents.learned_heuristic import LearnedHeuristic
+    from agents.learned_heuristic import learned_heuristic
     from pddlgym_sl.envs.encoders.schema import Schema
 
     if _WORKER["schema"] is None:
         _WORKER["schema"] = Schema.from_domain_file(domain_file)
-    return LearnedHeuristic(
-        _WORKER["trained"], task, _WORKER["schema"], clip=_WORKER["clip"], device=_WORKER["device"]
-    )
+    trained, schema, clip, device = _WORKER["trained"], _WORKER["schema"], _WORKER["clip"], _WORKER["device"]
+    return learned_heuristic(trained, task, schema, clip=clip, device=device, compiled=_WORKER["compiled"])
 
 
 def _solve(
@@ -420,6 +425,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         threads,
         args.search,
         options,
+        args.compiled and args.search != "dual" and args.prune == "none",  # dual / prune: confidences
     )
     bar = tqdm(
         total=len(files),

@@ -25,9 +25,13 @@ from _wlplan.data import DomainDataset, ProblemDataset
 from _wlplan.planning import Domain, Predicate, Problem, State
 from wlplan.feature_generator import WLFeatures, init_feature_generator
 
-__all__ = ["ITERATIONS", "WLFeaturizer"]
+from agents.errors import AgentError
+
+__all__ = ["ITERATIONS", "PRUNING", "WLFeaturizer"]
 
 ITERATIONS = 2
+PRUNING = ("none", "a-m", "i-g", "i-m", "i-f", "i-mf")
+"""wlplan 2.1.0's pruning options (``get_available_pruning_methods``)."""
 
 
 @contextlib.contextmanager
@@ -60,15 +64,43 @@ class WLFeaturizer:
 
     @classmethod
     def fit(
-        cls, domain: Domain, data: Iterable[tuple[Problem, list[State]]], iterations: int = ITERATIONS
+        cls,
+        domain: Domain,
+        data: Iterable[tuple[Problem, list[State]]],
+        iterations: int = ITERATIONS,
+        pruning: str = "none",
+        multiset_hash: bool = False,
     ) -> WLFeaturizer:
-        """Collect the colours of every state of `data` ((problem, states) pairs, one at a time, so
-        only one problem's graphs are in memory); colours are numbered in order of appearance."""
-        features = init_feature_generator("wl", domain, graph_representation="ilg", iterations=iterations)
+        """Collect the colours of every state of `data` ((problem, states) pairs); colours are
+        numbered in order of appearance.
+
+        `pruning` is wlplan's option (`PRUNING`; e.g. ``"i-mf"``: after each iteration, drop the
+        colours equivalent to others on the training states (by MaxSAT) and those whose total
+        count over them is at most 1% of their number; the ECAI 2025 setting is 1 iteration,
+        ``"i-mf"``, set hash). With pruning wlplan collects
+        once, from all states together (it decides what to prune on all of them); without it the
+        problems are collected one at a time, so only one problem's graphs are in memory.
+        `multiset_hash` counts repeated (edge label, colour) neighbours instead of keeping them
+        once (a set, GOOSE's default).
+        """
+        if pruning not in PRUNING:
+            raise AgentError(f"WL pruning={pruning!r} is not one of wlplan's {', '.join(PRUNING)}")
+        features = init_feature_generator(
+            "wl",
+            domain,
+            graph_representation="ilg",
+            iterations=iterations,
+            pruning=pruning,
+            multiset_hash=multiset_hash,
+        )
         with _quiet_stdout():
-            for problem, states in data:
-                if states:
-                    features.collect(DomainDataset(domain, [ProblemDataset(problem, states)]))
+            if pruning == "none":
+                for problem, states in data:
+                    if states:
+                        features.collect(DomainDataset(domain, [ProblemDataset(problem, states)]))
+            else:
+                problems = [ProblemDataset(problem, states) for problem, states in data if states]
+                features.collect(DomainDataset(domain, problems))
         return cls(features, domain, _to_config(features))
 
     @classmethod

@@ -9,6 +9,13 @@ The model owns its fitted `WLFeaturizer` (rebuilt from ``featurizer``, the JSON 
 so its input is either a tensor of counts or any object with ``features(featurizer) -> Tensor``
 (`agents.models.wl.inputs`): the training inputs compute and cache a whole dataset's counts on
 the first batch, the search inputs compute those of one expansion's states.
+
+Out of training (``model.eval()``), the linear map sums its float32 terms in float64 and rounds
+the outputs to float32 once: a float32 matrix product sums in an order that depends on the batch
+(its size, the row's place in it), so the same state got values an ulp apart in different
+batches, and states with equal counts did not tie. Now a state's value depends on its counts
+alone, and equals the compiled heuristic's (`agents.models.wl.compiled`) to the last bit.
+Training steps keep the float32 product.
 """
 
 from __future__ import annotations
@@ -59,4 +66,8 @@ class WLLinear(nn.Module):
         if not isinstance(x, Tensor):
             x = x.features(self.featurizer)
         x = x.to(device=self.mean.device, dtype=self.linear.weight.dtype)
-        return self.linear((x - self.mean) * self.inv_std)
+        z = (x - self.mean) * self.inv_std
+        if self.training:
+            return self.linear(z)
+        weight, bias = self.linear.weight.double(), self.linear.bias.double()
+        return nn.functional.linear(z.double(), weight, bias).to(z.dtype)
