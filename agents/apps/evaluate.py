@@ -45,6 +45,7 @@ import json
 import multiprocessing
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -157,6 +158,11 @@ class Args:
     (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u)"""
     jobs: int = 1
     """parallel processes (each runs its own copy of the model on one thread)"""
+    lockstep: int | None = None
+    """GBFS searches advanced together in one process (agents.lockstep): each round one forward pass
+    over the new states of all of them, their bounds on both cores; every search is node for node the
+    one it would be alone, its seconds count the wall time it was open. Default: 8 for plain GBFS with
+    a learned heuristic and --jobs 1, else 1 (one search at a time)"""
     device: str = "cpu"
     """device of the forward passes: cpu (GBFS evaluates one expansion's successors at a time, batches
     too small to pay a GPU's transfers), auto (cuda when available), cuda, ..."""
@@ -178,7 +184,7 @@ class Args:
     """no progress bar"""
 
     def __post_init__(self) -> None:
-        check_ranges(self, positive=("limit", "problems", "jobs", "time_limit"))
+        check_ranges(self, positive=("limit", "problems", "jobs", "time_limit", "lockstep"))
 
 
 # ------------------------------------------------------------------ worker side
@@ -222,9 +228,10 @@ def _heuristic(task, domain_file: str):
     )
 
 
-def _solve(
-    domain_file: str, problem_file: str, limit: int, time_limit: float | None = None
-) -> dict[str, Any]:
+def _load(
+    domain_file: str, problem_file: str, limit: int, time_limit: float | None
+) -> tuple[Any, float] | dict[str, Any]:
+    """``(task, load seconds)``, or the recorded failure of a task that cannot be loaded."""
     start = time.perf_counter()
     try:
         task = load_task(domain_file, problem_file)
@@ -238,20 +245,27 @@ def _solve(
             "limit": limit,
             "time_limit": time_limit,
         }
-    load_seconds = time.perf_counter() - start
-    options = _WORKER["options"] or SearchOptions(limit)
-    compile_seconds = 0.0
-    if not _WORKER.get("warm"):  # the worker's first problem: compile the kernels outside its timer
+    return task, time.perf_counter() - start
 
-        def short_search(task, heuristic, max_evaluations):
-            return _WORKER["search"](
-                task, heuristic, replace(options, limit=max_evaluations, time_limit=None)
-            )
 
-        compile_seconds = warm_up(short_search, task, _heuristic(task, domain_file))
-        _WORKER["warm"] = True
-    heuristic = _heuristic(task, domain_file)
-    result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
+def _warm_up(task, domain_file: str, options: SearchOptions) -> float:
+    """Compile the kernels outside the timer on the worker's first problem; its compile seconds."""
+    if _WORKER.get("warm"):
+        return 0.0
+
+    def short_search(task, heuristic, max_evaluations):
+        return _WORKER["search"](task, heuristic, replace(options, limit=max_evaluations, time_limit=None))
+
+    seconds = warm_up(short_search, task, _heuristic(task, domain_file))
+    _WORKER["warm"] = True
+    return seconds
+
+
+def _outcome(
+    problem_file: str, task, result: SearchResult, load_seconds: float, compile_seconds: float, limit: int,
+    time_limit: float | None,
+) -> dict[str, Any]:  # fmt: skip
+    """One problem's result record (the plan validated by replay)."""
     if result.solved:
         task.validate_plan(result.plan)  # raises PlanError on an invalid plan
     return {
@@ -270,6 +284,71 @@ def _solve(
         "plan": result.plan,
         **_extra_fields(result),
     }
+
+
+def _solve(
+    domain_file: str, problem_file: str, limit: int, time_limit: float | None = None
+) -> dict[str, Any]:
+    loaded = _load(domain_file, problem_file, limit, time_limit)
+    if isinstance(loaded, dict):
+        return loaded
+    task, load_seconds = loaded
+    options = _WORKER["options"] or SearchOptions(limit)
+    compile_seconds = _warm_up(task, domain_file, options)
+    heuristic = _heuristic(task, domain_file)
+    result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
+    return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
+
+
+def _solve_lockstep(
+    domain_file: str, problem_files: list[str], limit: int, time_limit: float | None, width: int
+) -> Iterator[dict[str, Any]]:
+    """The results of `_solve` for every problem (in the order the searches finish), ``width``
+    GBFS searches advanced together (`agents.lockstep`): each task is loaded when a search slot
+    is free."""
+    from agents.lockstep import LockstepSearch, lockstep
+
+    failed: list[dict[str, Any]] = []
+    loads: dict[str, tuple[Any, float, float]] = {}
+
+    def searches() -> Iterator[LockstepSearch]:
+        for problem_file in problem_files:
+            loaded = _load(domain_file, problem_file, limit, time_limit)
+            if isinstance(loaded, dict):
+                failed.append(loaded)
+                continue
+            task, load_seconds = loaded
+            compile_seconds = _warm_up(task, domain_file, SearchOptions(limit))
+            loads[problem_file] = (task, load_seconds, compile_seconds)
+            yield LockstepSearch(problem_file, task, _heuristic(task, domain_file))
+
+    for problem_file, result in lockstep(searches(), width, max_evaluations=limit, time_limit=time_limit):
+        yield from failed
+        failed.clear()
+        task, load_seconds, compile_seconds = loads.pop(problem_file)
+        yield _outcome(str(problem_file), task, result, load_seconds, compile_seconds, limit, time_limit)
+    yield from failed
+
+
+LOCKSTEP_DEFAULT = 8
+"""``--lockstep`` where it applies and is not given: searches advanced together."""
+
+
+def lockstep_width(args: Args) -> int:
+    """How many searches `evaluate` advances together: ``--lockstep``, or `LOCKSTEP_DEFAULT` for
+    plain GBFS with a learned heuristic in one process (the only case it supports), else 1."""
+    applies = args.run is not None and args.search == "gbfs" and args.prune == "none"
+    if args.lockstep is None:
+        return LOCKSTEP_DEFAULT if applies and args.jobs == 1 else 1
+    if args.lockstep > 1 and not applies:
+        raise ConfigError(
+            "--lockstep advances GBFS searches with a learned heuristic (--run, --search gbfs, no --prune)"
+        )
+    if args.lockstep > 1 and args.jobs > 1:
+        raise ConfigError(
+            "--lockstep K > 1 runs in one process (it keeps both cores busy itself): use --jobs 1"
+        )
+    return args.lockstep
 
 
 def _extra_fields(result: SearchResult) -> dict[str, Any]:
@@ -350,6 +429,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     if (args.run is None) == (args.heuristic is None):
         raise ConfigError("give exactly one of --run and --heuristic")
     _check_search_args(args)
+    width = lockstep_width(args)
     run_args: dict[str, Any] = {}
     if args.run is not None:
         if not (args.run / "model.json").is_file():
@@ -422,7 +502,12 @@ def evaluate(args: Args) -> dict[str, Any]:
         bar.update(1)
 
     try:
-        if args.jobs <= 1:
+        if width > 1:
+            _init_worker(*init)
+            files_ = [str(f) for f in pending]
+            for result in _solve_lockstep(str(domain_file), files_, args.limit, args.time_limit, width):
+                record(result)
+        elif args.jobs <= 1:
             _init_worker(*init)
             for f in pending:
                 record(_solve(str(domain_file), str(f), args.limit, args.time_limit))
@@ -449,6 +534,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         "search": args.search,
         "config": label,
         "time_limit": args.time_limit,
+        "lockstep": width,
         **summarize(results, args.limit),
         "wall_seconds": round(time.perf_counter() - start, 2),
     }

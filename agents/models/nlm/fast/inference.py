@@ -155,8 +155,10 @@ class _LayerPlan:
         red: dict[int, Pair],
         lazy: np.ndarray | None,
         mask: np.ndarray,
+        slots: np.ndarray | None = None,
     ) -> tuple[dict[int, np.ndarray], dict[int, Pair], np.ndarray | None]:
-        """This layer's outputs ``(full, reduced, lazy arity-3 input of the next layer)``."""
+        """This layer's outputs ``(full, reduced, lazy arity-3 input of the next layer)``; ``slots``:
+        the rows' memo slots (`Block3Memo`)."""
         layer, dt = self.layer, self.dtype
         nb, big_n = mask.shape
         excl = bool(layer.exclude_self)
@@ -165,7 +167,7 @@ class _LayerPlan:
         if self.memo is not None:
             assert lazy is not None
             x2 = _true(full[2], self.full[2]) if self.memo.cp else None
-            blocks = self.memo(lazy, x2, mask, excl)
+            blocks = self.memo(lazy, x2, mask, excl, slots)
             red = {**red, 3: (blocks[0], blocks[1])}
             if len(blocks) == 4:
                 out_red[3] = (blocks[2], blocks[3])
@@ -318,8 +320,10 @@ class InferencePlan:
                 x = np.where(real[..., None], x, np_dtype(0))
             raw[k] = np.ascontiguousarray(x)
             full[k] = pad_last(raw[k], _pad8(x.shape[-1]))
+        slots = inputs.get("memo_slot")
+        slots = None if slots is None else np.asarray(slots)
         red: dict[int, Pair] = {}
         lazy: np.ndarray | None = None
         for layer in self.layers:
-            full, red, lazy = layer(full, raw, red, lazy, mask)
+            full, red, lazy = layer(full, raw, red, lazy, mask, slots)
         return torch.from_numpy(np.ascontiguousarray(full[0][:, : self.n_outputs]))
