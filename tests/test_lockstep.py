@@ -164,9 +164,7 @@ def test_lockstep_on_cuda_equals_the_search_alone(ferry_tasks):
     same nodes with the same values."""
     trained = _trained("nlm", ferry_tasks)
     trained.model.to("cuda")
-    single = [
-        gbfs(t, LearnedHeuristic(trained, t, device="cuda"), max_evaluations=100) for t in ferry_tasks
-    ]
+    single = [gbfs(t, LearnedHeuristic(trained, t, device="cuda"), max_evaluations=100) for t in ferry_tasks]
     heuristics = [LearnedHeuristic(trained, t, device="cuda") for t in ferry_tasks]
     results = lockstep_gbfs(ferry_tasks, heuristics, width=3, max_evaluations=100)
     for a, b in zip(single, results, strict=True):
