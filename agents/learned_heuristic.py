@@ -22,10 +22,12 @@ With more than one torch thread, the bounds and residual bases (LM-cut and hFF: 
 LM-cut alone costs several times the network) are computed on a worker thread while the forward
 pass runs (the heuristics' kernels release the GIL; each thread has its own heuristic instances),
 and the calling thread joins that work when its forward pass is done: the states are split into
-jobs that both threads take in turn. The model's compiled kernels stay on the calling thread
-(`agents.models.nlm.fast.threads.inline_kernels`), where splitting the forward pass over both
-cores would gain less than the handover costs. The forward pass then also covers dead ends, whose
-value is ``inf`` all the same.
+jobs that both threads take in turn. The forward pass stays on the calling thread: the model's
+compiled kernels (`agents.models.nlm.fast.threads.inline_kernels`), where splitting it over both
+cores would gain less than the handover costs, and PyTorch's operations (one intra-op thread
+during the pass: an OpenMP team competing with the bounds' thread for two cores spins, and a
+small matrix product then took milliseconds instead of microseconds). The forward pass then also
+covers dead ends, whose value is ``inf`` all the same.
 """
 
 from __future__ import annotations
@@ -148,11 +150,11 @@ class LearnedHeuristic:
 
 
 def _bound_jobs(batches: Sequence[np.ndarray], threads: int) -> list[tuple[int, slice]]:
-    """``(batch index, rows)`` jobs of the bounds: each batch whole, or in ``threads`` parts when
-    there are fewer batches than threads (one search: its few states shared by the threads)."""
+    """``(batch index, rows)`` jobs of the bounds: at least two per thread (the calling thread
+    joins late, after its forward pass, and takes what is left), each batch whole or in parts."""
     jobs = []
+    parts = -(-2 * threads // len(batches)) if threads > 1 else 1
     for k, states in enumerate(batches):
-        parts = threads if len(batches) < threads else 1
         step = max(1, -(-len(states) // parts))
         jobs += [(k, slice(lo, min(lo + step, len(states)))) for lo in range(0, len(states), step)]
     return jobs
@@ -205,10 +207,14 @@ def evaluate_together(
 
     if threads > 1:  # the bounds beside the forward pass (module docstring)
         helper = _engine_pool().submit(work, 1)
+        before = torch.get_num_threads()
         try:
-            with inline_kernels():  # one core each: the model's kernels stay on this thread
+            # one core each: the model's kernels, and PyTorch's own operations, stay on this thread
+            with inline_kernels():
+                torch.set_num_threads(1)
                 raws = _forward(heuristics, batches)
         finally:
+            torch.set_num_threads(before)
             work(0)
             helper.result()
     else:

@@ -441,8 +441,8 @@ def _derived_rows(
     ``outs[3]``: rows with an object of ``touched`` (the set ``D`` of the module docstring) and
     rows whose reference top two both fall in ``D`` (on a real channel, below ``cp_true``) are
     computed in full, the others from the reference's extremes outside ``D`` and ``P`` at the
-    ``k`` of ``D`` (``Q`` read from ``cols``, `_fill_columns`). Returns the number of rows
-    computed in full."""
+    ``k`` of ``D`` (``Q`` read from ``cols``, `_fill_columns`, unless it has no rows). Returns the
+    number of rows computed in full."""
     pa2, pb2, pc2 = pair2
     big_n, cp = outs[2].shape[1], outs[2].shape[3]
     ct = pair[0].size // (n * n)
@@ -453,6 +453,7 @@ def _derived_rows(
     dlist = np.flatnonzero(touched)
     nd = dlist.size
     qd = np.empty(max(nd, 1) * cp, dt)
+    with_cols = cols.shape[0] > 0
     one, zero, half = vfill(q, 1.0), vfill(q, 0.0), vfill(q, 0.5)
     full_rows = 0
     for k in range(2, 4):
@@ -476,9 +477,12 @@ def _derived_rows(
                             k = dlist[t]
                             if changed[i * n + j] or changed[i * n + k] or changed[j * n + k]:
                                 _q_entry(pair, wq, ct, cp, n, i, j, k, tt, qd, t * cp)
-                            else:
+                            elif with_cols:
                                 for c0 in range(0, cp, LANES):
                                     vstore(qd, t * cp + c0, vload(cols[k], (i * n + j) * cp + c0))
+                            else:
+                                for c0 in range(0, cp, LANES):
+                                    vstore(qd, t * cp + c0, vload(q, q_off + k * cp + c0))
                     k1, k2 = vload(top, tr + cp), vload(top, tr + 3 * cp)
                     l1, l2 = vload(top, tr + 5 * cp), vload(top, tr + 7 * cp)
                     e1 = e2 = f1 = f2 = zero
@@ -586,8 +590,9 @@ class Block3Memo:
             30 objects, 32 MB on 100; its columns as much again once all are made).
         candidates: how many of a slot's most recent references (and bases) are compared with a
             new state to find the closest.
-        max_touched: the largest ``|D|`` (objects where a state differs from its reference) for
-            which a state is computed from a reference; None: ``max(2, n // 8)`` for ``n`` objects.
+        max_touched: the largest ``|D|`` (objects where a state differs from its reference), and
+            the most objects of pairs where its ``X`` differs from its base's, for which a state is
+            computed from a reference; None: ``max(2, n // 8)`` for ``n`` objects.
         base_touched: the most objects of changed ``X`` pairs with which a new reference reuses
             a base instead of making a new one; None: ``max(2, max_touched // 3)``.
 
@@ -675,8 +680,12 @@ class Block3Memo:
             self._bytes -= refs.pop().nbytes
 
     def _columns(self, base: _Base, touched: np.ndarray) -> np.ndarray:
-        """The base's ``Q`` columns (`_fill_columns`), with those of the ``touched`` objects made."""
+        """The base's ``Q`` columns (`_fill_columns`), with those of the ``touched`` objects made;
+        none (an array without rows: ``Q`` is read in place) when they would not fit the budget
+        beside ``Q``."""
         n, cp8 = base.n, pad_lanes(self.cp)
+        if base.cols is None and 2 * base.q.nbytes > self.budget_bytes:
+            return np.empty((0, 1), base.q.dtype)
         if base.cols is None:
             base.cols = np.empty((n, n * n * cp8), base.q.dtype)
             base.have_col = np.zeros(n, np.bool_)
@@ -791,11 +800,14 @@ class Block3Memo:
         if best is not None:
             _, ref, cover, marked2 = best
             base = ref.base
+            pair, changed, endpoint = self._state_pair(base, xb, x, b, objs, n)
+            if np.count_nonzero(endpoint) > self._limits(n)[0]:
+                best = None  # its base drifted: ``Q`` recomputed on too many triples, a new reference
+        if best is not None:
             refs = self._refs[slot]
             refs.remove(ref)
             refs.insert(0, ref)
             self._bases.move_to_end((base.slot, base.key))
-            pair, changed, endpoint = self._state_pair(base, xb, x, b, objs, n)
             self._t_of(base, pair, changed, endpoint, n, excl, b, objs, outs)
             pair2 = _patched(ref.pair2, x2, self.w1, self.b1, b, objs, n, marked2)
             cols = self._columns(base, cover)
