@@ -74,6 +74,17 @@ from agents.models.nlm.fast.simd import (
 
 __all__ = ["Block3Memo"]
 
+DECAY = 0.9
+"""Per state, the decay of a slot's counts of the objects in ``D``."""
+SPECIAL, SPECIAL_SHARE = 4, 0.15
+"""A new reference leaves out of its extremes up to four objects that were in ``D`` in at least 15%
+of its slot's recent states (gripper's rooms and grippers): a derived state recomputes ``P`` at
+them anyway, and kept among the extremes they would hide the others whenever they change."""
+TOP_SLOTS = 16
+"""Per row and channel block a reference keeps the four largest and four smallest ``P`` with their
+``k``: a derived state recomputes a row only when all four fall among the objects where it differs
+(two were too few: gripper's two rooms are the two largest of most rows, and a move changes both)."""
+
 
 # ----------------------------------------------------------------------------- Q and T
 @njit(**JIT)
@@ -378,14 +389,33 @@ def _p(src, s_off, pa, a_off, pb, b_off, k, cp):
     return vadd(vadd(vload(src, s_off + o), vload(pa, a_off + o)), vload(pb, b_off + o))
 
 
+@njit(**INLINE)
+def _insert4(v, kv, m1, m2, m3, m4, k1, k2, k3, k4):
+    """Insert ``v`` (index ``kv``) into the lane-wise four largest ``m1 >= m2 >= m3 >= m4``."""
+    n4, l4 = vgt_select(v, m3, m3, vgt_select(v, m4, v, m4)), vgt_select(v, m3, k3, vgt_select(v, m4, kv, k4))
+    n3, l3 = vgt_select(v, m2, m2, vgt_select(v, m3, v, m3)), vgt_select(v, m2, k2, vgt_select(v, m3, kv, k3))
+    n2, l2 = vgt_select(v, m1, m1, vgt_select(v, m2, v, m2)), vgt_select(v, m1, k1, vgt_select(v, m2, kv, k2))
+    return vgt_select(v, m1, v, m1), n2, n3, n4, vgt_select(v, m1, kv, k1), l2, l3, l4
+
+
+@njit(**INLINE)
+def _insert4_low(v, kv, m1, m2, m3, m4, k1, k2, k3, k4):
+    """Insert ``v`` (index ``kv``) into the lane-wise four smallest ``m1 <= m2 <= m3 <= m4``."""
+    n4, l4 = vgt_select(m3, v, m3, vgt_select(m4, v, v, m4)), vgt_select(m3, v, k3, vgt_select(m4, v, kv, k4))
+    n3, l3 = vgt_select(m2, v, m2, vgt_select(m3, v, v, m3)), vgt_select(m2, v, k2, vgt_select(m3, v, kv, k3))
+    n2, l2 = vgt_select(m1, v, m1, vgt_select(m2, v, v, m2)), vgt_select(m1, v, k1, vgt_select(m2, v, kv, k2))
+    return vgt_select(m1, v, v, m1), n2, n3, n4, vgt_select(m1, v, kv, k1), l2, l3, l4
+
+
 @njit(**JIT)
-def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, top, b, objs, outs):
+def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, special, top, b, objs, outs):
     """A state evaluated in full as a reference: ∃Y / ∀Y into ``outs[2]``, ``outs[3]`` (padded) and,
-    per row and channel, the two largest and two smallest ``P[i, j, k]`` over the valid ``k`` with
-    their ``k`` (as floats; -inf / inf and -1 where there are fewer) into ``top`` (flat ``[n, n, 8,
-    C_p]``: max, its k, second max, its k, min, its k, second min, its k; one row's eight
-    together, read in one stream). ``Q`` is the base's ``q`` recomputed on the triples of
-    ``changed`` pairs (`_q_row`)."""
+    per row and channel, the four largest and four smallest ``P[i, j, k]`` over the valid ``k``
+    that are not ``special`` (the objects most often among those where later states differ, whose
+    ``P`` a derived state recomputes anyway), with their ``k`` (as floats; -inf / inf and -1 where
+    there are fewer), into ``top`` (flat ``[n, n, TOP_SLOTS, C_p]``: max, its k, second, its k, ...,
+    then min, its k, ...; one row's slots together, read in one stream). ``Q`` is the base's ``q``
+    recomputed on the triples of ``changed`` pairs (`_q_row`)."""
     pa2, pb2, pc2 = pair2
     big_n, cp = outs[2].shape[1], outs[2].shape[3]
     ct = pair[0].size // (n * n)
@@ -405,44 +435,40 @@ def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, top,
             out = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
             for ob in range(0, cp, LANES):
                 a_off, b_off = j * n * cp + ob, i * n * cp + ob
-                m1 = m2 = vfill(q, -np.inf)
-                n1 = n2 = vfill(q, np.inf)
-                km1 = km2 = kn1 = kn2 = vfill(q, -1.0)
+                m1 = m2 = m3 = m4 = sx = vfill(q, -np.inf)
+                n1 = n2 = n3 = n4 = sn = vfill(q, np.inf)
+                km1 = km2 = km3 = km4 = kn1 = kn2 = kn3 = kn4 = vfill(q, -1.0)
                 for k in range(n):
                     if k == lo or k == hi:  # noqa: SIM109 (numba)
                         continue
                     v = _p(src, s_off + ob, pa2, a_off, pb2, b_off, k, cp)
+                    if special[k]:
+                        sx, sn = vgt_select(v, sx, v, sx), vgt_select(sn, v, v, sn)
+                        continue
                     kv = vfill(q, k)
-                    t, tk = vgt_select(v, m2, v, m2), vgt_select(v, m2, kv, km2)
-                    m2, km2 = vgt_select(v, m1, m1, t), vgt_select(v, m1, km1, tk)
-                    km1, m1 = vgt_select(v, m1, kv, km1), vgt_select(v, m1, v, m1)
-                    t, tk = vgt_select(n2, v, v, n2), vgt_select(n2, v, kv, kn2)
-                    n2, kn2 = vgt_select(n1, v, n1, t), vgt_select(n1, v, kn1, tk)
-                    kn1, n1 = vgt_select(n1, v, kv, kn1), vgt_select(n1, v, v, n1)
-                r, tr = (i * n + j) * cp + ob, (i * n + j) * 8 * cp + ob
-                vstore(top, tr, m1)
-                vstore(top, tr + cp, km1)
-                vstore(top, tr + 2 * cp, m2)
-                vstore(top, tr + 3 * cp, km2)
-                vstore(top, tr + 4 * cp, n1)
-                vstore(top, tr + 5 * cp, kn1)
-                vstore(top, tr + 6 * cp, n2)
-                vstore(top, tr + 7 * cp, kn2)
+                    m1, m2, m3, m4, km1, km2, km3, km4 = _insert4(v, kv, m1, m2, m3, m4, km1, km2, km3, km4)
+                    low = _insert4_low(v, kv, n1, n2, n3, n4, kn1, kn2, kn3, kn4)
+                    n1, n2, n3, n4, kn1, kn2, kn3, kn4 = low
+                r, tr = (i * n + j) * cp + ob, (i * n + j) * TOP_SLOTS * cp + ob
+                slots = (m1, km1, m2, km2, m3, km3, m4, km4, n1, kn1, n2, kn2, n3, kn3, n4, kn4)
+                for t in range(TOP_SLOTS):
+                    vstore(top, tr + t * cp, slots[t])
                 post = vload(pc2, r)
-                vstore(outs[2], out + ob, vsigmoid(vadd(m1, post)))
-                vstore(outs[3], out + ob, vsigmoid(vadd(n1, post)))
+                vstore(outs[2], out + ob, vsigmoid(vadd(vgt_select(sx, m1, sx, m1), post)))
+                vstore(outs[3], out + ob, vsigmoid(vadd(vgt_select(n1, sn, sn, n1), post)))
 
 
 @njit(**JIT)
 def _derived_rows(
-    q, cols, pair, pair2, wq, n, changed, endpoint, exclude_self, top, touched, cp_true, b, objs, outs
-):
+    q, cols, pair, pair2, wq, n, changed, endpoint, exclude_self, top, touched, special, cp_true, b, objs,
+    outs,
+):  # fmt: skip
     """∃Y / ∀Y of a state from a reference's ``top`` (see `_reference_rows`) into ``outs[2]``,
     ``outs[3]``: rows with an object of ``touched`` (the set ``D`` of the module docstring) and
-    rows whose reference top two both fall in ``D`` (on a real channel, below ``cp_true``) are
-    computed in full, the others from the reference's extremes outside ``D`` and ``P`` at the
-    ``k`` of ``D`` (``Q`` read from ``cols``, `_fill_columns`, unless it has no rows). Returns the
-    number of rows computed in full."""
+    rows whose reference extremes all fall in ``D`` (on a real channel, below ``cp_true``) are
+    computed in full, the others from the reference's first extremes outside ``D`` and ``P`` at
+    the ``k`` of ``D`` and of the reference's ``special`` objects (``Q`` read from ``cols``,
+    `_fill_columns`, unless it has no rows). Returns the number of rows computed in full."""
     pa2, pb2, pc2 = pair2
     big_n, cp = outs[2].shape[1], outs[2].shape[3]
     ct = pair[0].size // (n * n)
@@ -450,9 +476,11 @@ def _derived_rows(
     tt = np.empty(6 * ct, dt)
     qrow = np.empty(n * cp, dt)
     lanes = np.empty(LANES, dt)
-    dlist = np.flatnonzero(touched)
+    dlist = np.flatnonzero(touched)  # D: membership tests of the extremes
     nd = dlist.size
-    qd = np.empty(max(nd, 1) * cp, dt)
+    rlist = np.flatnonzero(touched | special)  # recomputed in every row
+    nr = rlist.size
+    qd = np.empty(max(nr, 1) * cp, dt)
     with_cols = cols.shape[0] > 0
     one, zero, half = vfill(q, 1.0), vfill(q, 0.0), vfill(q, 0.5)
     full_rows = 0
@@ -468,13 +496,13 @@ def _derived_rows(
             out = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
             for ob in range(0, cp, LANES):
                 a_off, b_off = j * n * cp + ob, i * n * cp + ob
-                r, tr = (i * n + j) * cp + ob, (i * n + j) * 8 * cp + ob
+                r, tr = (i * n + j) * cp + ob, (i * n + j) * TOP_SLOTS * cp + ob
                 post = vload(pc2, r)
                 if not row_full:
-                    if not have_d:  # Q at the k of D, recomputed on the triples of changed pairs
+                    if not have_d:  # Q at the recomputed k, with the triples of changed pairs recomputed
                         have_d = True
-                        for t in range(nd):
-                            k = dlist[t]
+                        for t in range(nr):
+                            k = rlist[t]
                             if changed[i * n + j] or changed[i * n + k] or changed[j * n + k]:
                                 _q_entry(pair, wq, ct, cp, n, i, j, k, tt, qd, t * cp)
                             elif with_cols:
@@ -483,25 +511,36 @@ def _derived_rows(
                             else:
                                 for c0 in range(0, cp, LANES):
                                     vstore(qd, t * cp + c0, vload(q, q_off + k * cp + c0))
+                    # which of the reference's four largest / smallest have their k in D
+                    e1 = e2 = e3 = e4 = f1 = f2 = f3 = f4 = zero
                     k1, k2 = vload(top, tr + cp), vload(top, tr + 3 * cp)
-                    l1, l2 = vload(top, tr + 5 * cp), vload(top, tr + 7 * cp)
-                    e1 = e2 = f1 = f2 = zero
+                    k3, k4 = vload(top, tr + 5 * cp), vload(top, tr + 7 * cp)
+                    l1, l2 = vload(top, tr + 9 * cp), vload(top, tr + 11 * cp)
+                    l3, l4 = vload(top, tr + 13 * cp), vload(top, tr + 15 * cp)
                     for t in range(nd):
                         dv = vfill(q, dlist[t])
                         e1, e2 = veq_select(k1, dv, one, e1), veq_select(k2, dv, one, e2)
+                        e3, e4 = veq_select(k3, dv, one, e3), veq_select(k4, dv, one, e4)
                         f1, f2 = veq_select(l1, dv, one, f1), veq_select(l2, dv, one, f2)
-                    vstore(lanes, 0, vadd(vmul(e1, e2), vmul(f1, f2)))
+                        f3, f4 = veq_select(l3, dv, one, f3), veq_select(l4, dv, one, f4)
+                    vstore(lanes, 0, vadd(vmul(vmul(e1, e2), vmul(e3, e4)), vmul(vmul(f1, f2), vmul(f3, f4))))
                     fallback = False
                     for lane in range(min(LANES, cp_true - ob)):
                         if lanes[lane] != 0.0:
                             fallback = True
-                    if not fallback:
-                        mx = vgt_select(e1, half, vload(top, tr + 2 * cp), vload(top, tr))
-                        mn = vgt_select(f1, half, vload(top, tr + 6 * cp), vload(top, tr + 4 * cp))
-                        for t in range(nd):
-                            o = dlist[t] * cp
-                            v = vadd(vload(qd, t * cp + ob), vload(pa2, a_off + o))
-                            v = vadd(v, vload(pb2, b_off + o))
+                    if not fallback:  # the first of the four (in order) whose k is not in D
+                        mx = vgt_select(e3, half, vload(top, tr + 6 * cp), vload(top, tr + 4 * cp))
+                        mx = vgt_select(e2, half, mx, vload(top, tr + 2 * cp))
+                        mx = vgt_select(e1, half, mx, vload(top, tr))
+                        mn = vgt_select(f3, half, vload(top, tr + 14 * cp), vload(top, tr + 12 * cp))
+                        mn = vgt_select(f2, half, mn, vload(top, tr + 10 * cp))
+                        mn = vgt_select(f1, half, mn, vload(top, tr + 8 * cp))
+                        for t in range(nr):
+                            k = rlist[t]
+                            if k == lo or k == hi:  # noqa: SIM109 (numba): a special object of this row
+                                continue
+                            v = vadd(vload(qd, t * cp + ob), vload(pa2, a_off + k * cp))
+                            v = vadd(v, vload(pb2, b_off + k * cp))
                             mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
                         vstore(outs[2], out + ob, vsigmoid(vadd(mx, post)))
                         vstore(outs[3], out + ob, vsigmoid(vadd(mn, post)))
@@ -555,17 +594,18 @@ class _Base:
 @dataclass(eq=False)
 class _Reference:
     """A state evaluated in full: its ``X`` and ``X'`` (bit patterns), its base, the pair terms of
-    its ``X'`` and its top two (`_reference_rows`)."""
+    its ``X'``, its special objects and its extremes (`_reference_rows`)."""
 
     base: _Base
     x: np.ndarray
     x2: np.ndarray
     pair2: tuple[np.ndarray, ...]
+    special: np.ndarray  # bool [n]: objects left out of the extremes (recomputed by every derived state)
     top: np.ndarray
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.x, self.x2, *self.pair2, self.top))
+        return sum(a.nbytes for a in (self.x, self.x2, *self.pair2, self.special, self.top))
 
 
 def _patched(pair: tuple[np.ndarray, ...], x, w, bias, b, objs, n, marked) -> tuple[np.ndarray, ...]:
@@ -624,6 +664,7 @@ class Block3Memo:
         self._spare: list[np.ndarray] = []  # Q buffers of evicted bases, free for reuse
         self._bases: OrderedDict[tuple[int, bytes], _Base] = OrderedDict()  # least recently used first
         self._refs: dict[int, list[_Reference]] = {}  # per slot, most recently used first
+        self._often: dict[int, np.ndarray] = {}  # per slot: how often each object was in D, decaying
         self._bytes = 0
         self.counts = {"derived": 0, "reference": 0, "base_full": 0, "base_patched": 0, "full_rows": 0}
         """How each batch row was computed, and the rows of derived states computed in full (for
@@ -668,6 +709,7 @@ class Block3Memo:
             self._refs[old.slot] = [r for r in slot_refs if r.base is not old]
             if not self._refs[old.slot]:
                 del self._refs[old.slot]
+                self._often.pop(old.slot, None)
             self._bytes -= sum(r.nbytes for r in dropped)
             refs -= len(dropped)
             self._spare = [old.q, *self._spare[:3]]
@@ -788,6 +830,25 @@ class Block3Memo:
                     break
         return best
 
+    def _note(self, slot: int, n: int, touched: np.ndarray) -> None:
+        """Count the objects of a state's ``D`` in its slot's history (decaying by `DECAY` per state)."""
+        often = self._often.get(slot)
+        if often is None or often.size != n:
+            often = self._often[slot] = np.zeros(n)
+        often *= DECAY
+        often[touched] += 1.0
+
+    def _special(self, slot: int, n: int) -> np.ndarray:
+        """The slot's special objects (`_reference_rows`): up to `SPECIAL` of those most often in
+        ``D`` lately, each in at least `SPECIAL_SHARE` of the states (in the decayed count)."""
+        special = np.zeros(n, np.bool_)
+        often = self._often.get(slot)
+        if often is None or often.size != n:
+            return special
+        order = np.argsort(-often, kind="stable")[:SPECIAL]
+        special[order[often[order] >= SPECIAL_SHARE / (1 - DECAY)]] = True
+        return special
+
     def _row(self, slot, x, x2, b, objs, excl, outs) -> None:
         n = objs.size
         big_n = x.shape[1]
@@ -810,20 +871,27 @@ class Block3Memo:
             self._bases.move_to_end((base.slot, base.key))
             self._t_of(base, pair, changed, endpoint, n, excl, b, objs, outs)
             pair2 = _patched(ref.pair2, x2, self.w1, self.b1, b, objs, n, marked2)
-            cols = self._columns(base, cover)
-            args = (pair, pair2, self.wq, n, changed, endpoint, excl, ref.top, cover, self.cp, b, objs, outs)
-            self.counts["full_rows"] += _derived_rows(base.q, cols, *args)
+            cols = self._columns(base, cover | ref.special)
+            args = (pair, pair2, self.wq, n, changed, endpoint, excl, ref.top, cover, ref.special, self.cp)
+            full_rows = _derived_rows(base.q, cols, *args, b, objs, outs)
+            self.counts["full_rows"] += full_rows
             self.counts["derived"] += 1
+            self._note(slot, n, cover)
+            if full_rows * 4 > n * n:  # its extremes fall among the objects that change: a new one
+                refs.remove(ref)
+                self._bytes -= ref.nbytes
             return
         base = self._base_for(slot, xb, n, excl, x, b, objs)
         pair, changed, endpoint = self._state_pair(base, xb, x, b, objs, n)
         self._t_of(base, pair, changed, endpoint, n, excl, b, objs, outs)
         pair2 = tuple(np.empty(n * n * cp8, dt) for _ in range(3))
         _pair_terms(x2, self.w1, self.b1, b, objs, n, pair2)
-        top = np.empty(n * n * 8 * cp8, dt)
-        _reference_rows(base.q, pair, pair2, self.wq, n, changed, endpoint, excl, top, b, objs, outs)
+        top = np.empty(n * n * TOP_SLOTS * cp8, dt)
+        special = self._special(slot, n)
+        args = (pair, pair2, self.wq, n, changed, endpoint, excl, special, top, b, objs, outs)
+        _reference_rows(base.q, *args)
         own_x = base.x if not endpoint.any() else xb.copy()
-        self._add_reference(slot, _Reference(base, own_x, x2b.copy(), pair2, top))
+        self._add_reference(slot, _Reference(base, own_x, x2b.copy(), pair2, special, top))
         self.counts["reference"] += 1
         self._evict(base)
 
