@@ -666,9 +666,11 @@ class Block3Memo:
         self._refs: dict[int, list[_Reference]] = {}  # per slot, most recently used first
         self._often: dict[int, np.ndarray] = {}  # per slot: how often each object was in D, decaying
         self._bytes = 0
-        self.counts = {"derived": 0, "reference": 0, "base_full": 0, "base_patched": 0, "full_rows": 0}
-        """How each batch row was computed, and the rows of derived states computed in full (for
-        benchmarks and tests)."""
+        self.counts = dict.fromkeys(
+            ("derived", "reference", "special", "base_full", "base_patched", "full_rows"), 0
+        )
+        """How each batch row was computed (``special``: references with special objects), and the
+        rows of derived states computed in full (for benchmarks and tests)."""
 
     def __len__(self) -> int:
         return len(self._bases) + sum(len(refs) for refs in self._refs.values())
@@ -893,6 +895,7 @@ class Block3Memo:
         own_x = base.x if not endpoint.any() else xb.copy()
         self._add_reference(slot, _Reference(base, own_x, x2b.copy(), pair2, special, top))
         self.counts["reference"] += 1
+        self.counts["special"] += bool(special.any())
         self._evict(base)
 
     def __call__(
