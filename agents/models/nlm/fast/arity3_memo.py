@@ -15,27 +15,34 @@ all ``n³`` triples: on 100 objects that is 32 MB of ``Q`` read per state, nearl
 search's network time. Two things make it cheap for the states a search evaluates, which differ
 from states evaluated shortly before in the atoms of a few objects:
 
-* **Bases** (``Q``, ∃T, ∀T of one ``X``, kept least recently used first out within a byte budget):
-  ``Q`` changes only on the triples holding two objects of an object pair where ``X`` changed
-  (ferry's sail, gripper's move change no arity-2 atom; board or pick change one or two pairs).
-  A state's ``Q`` is its base's, with those triples recomputed where they are read (`_q_entry`);
-  a new base is the nearest base's ``Q`` patched (`_patch_q`), or computed in full (`_full_q`).
-* **References**: a state evaluated in full keeps, per row ``(i, j)`` and channel, the two largest
-  and the two smallest ``P[i, j, k]`` with their ``k``. Let ``D`` be the objects of the pairs where
-  a new state's ``X`` or ``X'`` differs from the reference's (or ``X`` from the base's). On a row
-  ``(i, j)`` with ``i, j ∉ D``, ``P[i, j, k]`` equals the reference's for every ``k ∉ D``, so the
-  max over those ``k`` is the reference's largest whose ``k`` is not in ``D`` (or its second
-  largest; when both are in ``D`` the row is recomputed), and only the ``k ∈ D`` are computed
-  anew; rows with ``i`` or ``j`` in ``D`` are computed in full. A state costs about ``3 |D| n²``
-  instead of ``n³``; a state with ``|D|`` above a limit (`Block3Memo.max_touched`) becomes a new
-  reference (a pass over all triples that also keeps the top two).
+* **Bases** (``Q``, ∃T, ∀T and the pair terms of one ``X``, kept least recently used first out
+  within a byte budget): ``Q`` changes only on the triples holding both objects of a pair where
+  ``X`` changed (ferry's sail and gripper's move change no arity-2 atom; board or pick change one or
+  two pairs). A state's ``Q`` is its base's, with those triples recomputed where they are read
+  (`_q_entry`); a new base is the nearest base's ``Q`` patched (`_patch_q`), or computed in full
+  (`_full_q`). ``Q`` at a fixed ``k`` (a column) is copied out once it is needed (`_fill_columns`):
+  in ``Q``'s layout its entries lie a row apart.
+* **References**: a state evaluated in full keeps, per row ``(i, j)`` and channel, the four largest
+  and four smallest ``P[i, j, k]`` with their ``k``. Let ``D`` be a vertex cover of the object
+  pairs where a new state's ``X`` or ``X'`` differs from the reference's (`_greedy_cover`: a change
+  of one object's own atoms changes its whole row and column of ``X'``, and is covered by that one
+  object). On a row ``(i, j)`` with ``i, j ∉ D``, ``P[i, j, k]`` equals the reference's for every
+  ``k ∉ D`` (no changed pair among ``i, j, k``), so the max over those ``k`` is the first of the
+  reference's four largest whose ``k`` is not in ``D`` (when all four are, the row is computed in
+  full), and only the ``k ∈ D`` are computed anew; rows with ``i`` or ``j`` in ``D`` are computed in
+  full. A state costs about ``3 |D| n²`` instead of ``n³``. Objects that are in ``D`` in many of a
+  search's states (gripper's rooms and grippers: a move changes both rooms) would often be among
+  the four largest of every row; a new reference leaves them out (its *special* objects, whose
+  ``P`` every derived state computes anew). A state becomes a new reference when ``|D|`` is above
+  a limit (`Block3Memo.max_touched`), when its ``X`` drifted that far from its base's, or after a
+  derived state computed more than a quarter of its rows in full.
 
 Exactness: every ``P[i, j, k]`` (and every ``Q`` entry, ``T`` row and pairwise term) is computed by
 the same sequence of floating-point operations whichever way it is obtained, and a max or min of a
 set of values does not depend on the order in which the set is visited (nor on how it is split),
 so the outputs are a function of the state alone, bit for bit: they do not depend on what was
 evaluated before, nor on the other states of the batch, and a search stays deterministic (also
-when several searches share one memo, `Block3Memo.__call__`'s ``slots``). They agree with
+when several searches share one memo, each in its own slot: `Block3Memo.__call__`). They agree with
 `agents.models.nlm.fast.arity3_block.block3_forward` to rounding (the additions of ``A'`` and ``B'``
 come in another order); the tests compare the two, and the references against full passes.
 """

@@ -14,9 +14,10 @@ outputs), with at most three compiled calls per layer:
   `agents.models.nlm.fast.low_arity.low_arity_forward`, its arity-2 output one call of the arity-2
   kernel of `agents.models.nlm.fast.arity2`;
 * the arity-3 block runs in `agents.models.nlm.fast.arity3_memo`, which keeps its costly part (a
-  function of the first layer's arity-2 input only) for recently seen inputs and patches it for
-  inputs that differ in a few object pairs; the plan owns the memo, so it starts empty whenever
-  the weights change.
+  function of the first layer's arity-2 input only) for recently seen inputs, and computes a state
+  from a recent state evaluated in full over the objects where the two differ; the plan owns the
+  memo, so it starts empty whenever the weights change. An input ``"memo_slot"`` (``[B]`` ints)
+  keeps the states of different searches apart in it (`agents.models.nlm.inputs.NLMSearchInputs`).
 
 Hidden features travel between layers with their channel axis padded to the SIMD width (the
 padded lanes hold values that zero weight rows ignore); the raw inputs are read unpadded where
