@@ -12,22 +12,27 @@ u (plain GBFS, which knows no plan from a new state) the head's default is used:
 for the confidence-aware searches.
 
 `evaluate_together` evaluates the batches of several `LearnedHeuristic` of one trained model (the
-new states of several searches advanced in lockstep, `agents.lockstep`) with one forward pass when
-the model's search inputs can be concatenated (``collate``; problems of different sizes included),
-and gives every state the value that ``batch`` gives it alone, bit for bit: the forward pass
-computes each state's output from that state alone (the NLM's compiled path, per batch row), and
-the bounds and heads are per state. ``batch`` is the case of one.
+new states of several searches advanced in lockstep, `agents.lockstep`) with one forward pass per
+thread when the model's search inputs can be concatenated (``collate``; problems of different
+sizes included), and gives every state the value that ``batch`` gives it alone, bit for bit: the
+forward pass computes each state's output from that state alone (the NLM's compiled path, per
+batch row), and the bounds and heads are per state. Models without ``collate`` (PyTorch's matrix
+products round a row differently in a batch of one to three rows than in a larger one) get one
+forward pass per search. ``batch`` is the case of one.
 
 With more than one torch thread, the bounds and residual bases (LM-cut and hFF: on 100 objects
 LM-cut alone costs several times the network) are computed on a worker thread while the forward
 pass runs (the heuristics' kernels release the GIL; each thread has its own heuristic instances),
 and the calling thread joins that work when its forward pass is done: the states are split into
-jobs that both threads take in turn. The forward pass stays on the calling thread: the model's
-compiled kernels (`agents.models.nlm.fast.threads.inline_kernels`), where splitting it over both
-cores would gain less than the handover costs, and PyTorch's operations (one intra-op thread
-during the pass: an OpenMP team competing with the bounds' thread for two cores spins, and a
-small matrix product then took milliseconds instead of microseconds). The forward pass then also
-covers dead ends, whose value is ``inf`` all the same.
+jobs that both threads take in turn. With the batches of several searches, the forward pass is
+split in two, one per thread (by search: each thread keeps its own NLM memo,
+`agents.models.nlm.fast.threads.memo_shard`), each thread then joining the bounds. A forward pass
+stays on its thread: the model's compiled kernels (`agents.models.nlm.fast.threads.inline_kernels`),
+where splitting the few states of one search over both cores would gain less than the handover
+costs, and PyTorch's operations (one intra-op thread while both threads work: an OpenMP team
+competing with the other thread for two cores spins, and a small matrix product then took
+milliseconds instead of microseconds). The forward pass then also covers dead ends, whose value
+is ``inf`` all the same.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from agents.devices import resolve_device
 from agents.errors import AgentError
 from agents.heads import Head, make_head
 from agents.models import make_model, model_spec
-from agents.models.nlm.fast.threads import inline_kernels
+from agents.models.nlm.fast.threads import inline_kernels, memo_shard
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.task import CompiledTask
@@ -177,6 +182,18 @@ def _forward(heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarra
     return out
 
 
+def _forward_groups(heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarray]) -> list[list[int]]:
+    """The batches of each thread's forward pass: all in one, or, for several searches, in two
+    (one per thread) by the parity of their NLM memo slot (a search's memo entries then stay with
+    one thread's memo shard) or of their index."""
+    if len(batches) < 2:
+        return [list(range(len(batches)))]
+    groups: list[list[int]] = [[], []]
+    for k, h in enumerate(heuristics):
+        groups[getattr(h.inputs, "slot", k) % 2].append(k)
+    return [g for g in groups if g] if groups[0] else [[], groups[1]]
+
+
 @torch.inference_mode()  # cheaper than no_grad: no version counters or autograd metadata
 def evaluate_together(
     heuristics: Sequence[LearnedHeuristic],
@@ -205,18 +222,31 @@ def evaluate_together(
             k, rows = jobs[j]
             results[j] = heuristics[k]._engine(batches[k][rows], thread)
 
-    if threads > 1:  # the bounds beside the forward pass (module docstring)
-        helper = _engine_pool().submit(work, 1)
+    if threads > 1:  # the bounds beside the forward passes (module docstring)
+        groups = _forward_groups(heuristics, batches)
+        raws = [None] * len(batches)
+
+        def forward_then_bounds(thread: int) -> None:
+            group = groups[thread] if thread < len(groups) else []
+            if group:
+                # each thread's kernels, and PyTorch's operations, on that thread (inference mode is
+                # per thread); its own NLM memo
+                with torch.inference_mode(), inline_kernels(), memo_shard(thread):
+                    part = _forward([heuristics[k] for k in group], [batches[k] for k in group])
+                for k, raw in zip(group, part, strict=True):
+                    raws[k] = raw
+            work(thread)
+
         before = torch.get_num_threads()
+        torch.set_num_threads(1)
         try:
-            # one core each: the model's kernels, and PyTorch's own operations, stay on this thread
-            with inline_kernels():
-                torch.set_num_threads(1)
-                raws = _forward(heuristics, batches)
+            helper = _engine_pool().submit(forward_then_bounds, 1)
+            try:
+                forward_then_bounds(0)
+            finally:
+                helper.result()
         finally:
             torch.set_num_threads(before)
-            work(0)
-            helper.result()
     else:
         work(0)
         raws = None

@@ -113,8 +113,8 @@ def test_lockstep_is_node_for_node_the_search_alone(ferry_tasks, model, width, t
 
 
 def test_one_forward_pass_serves_problems_of_different_sizes(ferry_tasks, threads):
-    """`evaluate_together` with the NLM: one batch over tasks of 5 to 13 objects gives each state
-    the value it gets alone, one state per call."""
+    """`evaluate_together` with the NLM: one batch (per thread) over tasks of 5 to 13 objects gives
+    each state the value it gets alone, one state per call."""
     trained = _trained("nlm", ferry_tasks)
     heuristics = [LearnedHeuristic(trained, t) for t in ferry_tasks]
     batches = []
@@ -130,7 +130,9 @@ def test_one_forward_pass_serves_problems_of_different_sizes(ferry_tasks, thread
         together = evaluate_together(heuristics, batches)
     finally:
         del model.forward
-    assert calls == [(sum(len(b) for b in batches), 13)]  # one pass, padded to the largest task
+    # one pass per thread (by search), each padded to its largest task
+    assert len(calls) == threads and sum(rows for rows, _ in calls) == sum(len(b) for b in batches)
+    assert max(n for _, n in calls) == 13 and all(n >= 7 for _, n in calls)
     fresh = [LearnedHeuristic(_trained("nlm", ferry_tasks), t) for t in ferry_tasks]
     for h, states, (values, _) in zip(fresh, batches, together, strict=True):
         alone = np.concatenate([h.batch(states[i : i + 1]) for i in range(len(states))])

@@ -49,6 +49,7 @@ come in another order); the tests compare the two, and the references against fu
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -678,6 +679,13 @@ class Block3Memo:
         )
         """How each batch row was computed (``special``: references with special objects), and the
         rows of derived states computed in full (for benchmarks and tests)."""
+
+    def spawn(self) -> Block3Memo:
+        """An empty memo of the same weights and limits (for another thread)."""
+        memo = copy.copy(self)
+        memo._spare, memo._bases, memo._refs, memo._often, memo._bytes = [], OrderedDict(), {}, {}, 0
+        memo.counts = dict.fromkeys(self.counts, 0)
+        return memo
 
     def __len__(self) -> int:
         return len(self._bases) + sum(len(refs) for refs in self._refs.values())

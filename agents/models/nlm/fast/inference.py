@@ -39,7 +39,7 @@ from agents.models.nlm.fast.arity2 import arity2_forward, arity2_weights
 from agents.models.nlm.fast.arity3_memo import Block3Memo
 from agents.models.nlm.fast.arrays import pad_lanes, pad_last
 from agents.models.nlm.fast.low_arity import low_arity_forward
-from agents.models.nlm.fast.threads import parallel, split_batch
+from agents.models.nlm.fast.threads import current_shard, parallel, split_batch
 
 if TYPE_CHECKING:
     from agents.models.nlm.layer import NLMLayer
@@ -92,6 +92,7 @@ class _LayerPlan:
         memo: Block3Memo | None,
     ):
         self.layer, self.first, self.memo = layer, first, memo
+        self._shards = {0: memo}  # the memo of each thread shard (`memo_shard`), made on first use
         self.full, self.red = dict(full), dict(red)
         outs = layer.out_channels
         self.lazy3 = 3 in outs and memo is None  # the next layer's memo builds it
@@ -102,6 +103,15 @@ class _LayerPlan:
         self.no_part = np.zeros((1, 1, 1, 1), self.dtype)
         self.low = self._low_weights() if outs.keys() & {0, 1} else None
         self.a2 = self._a2_layout() if 2 in outs else None
+
+    def _memo(self) -> Block3Memo:
+        """The calling thread's memo (`agents.models.nlm.fast.threads.memo_shard`): an empty copy of
+        shard 0's for a new shard."""
+        shard = current_shard()
+        memo = self._shards.get(shard)
+        if memo is None:
+            memo = self._shards.setdefault(shard, self.memo.spawn())  # type: ignore[union-attr]
+        return memo
 
     def _in(self, k: int) -> int:
         return self.full.get(k, self.red.get(k, 0))
@@ -168,7 +178,7 @@ class _LayerPlan:
         if self.memo is not None:
             assert lazy is not None
             x2 = _true(full[2], self.full[2]) if self.memo.cp else None
-            blocks = self.memo(lazy, x2, mask, excl, slots)
+            blocks = self._memo()(lazy, x2, mask, excl, slots)
             red = {**red, 3: (blocks[0], blocks[1])}
             if len(blocks) == 4:
                 out_red[3] = (blocks[2], blocks[3])
@@ -235,7 +245,6 @@ class InferencePlan:
         self.ptrs = [p.data_ptr() for p in self.live]
         self.views = [p.detach().numpy().reshape(-1) for p in self.live]  # share the parameters' memory
         self.snapshot = np.concatenate(self.views)
-        self.scratch = np.empty_like(self.snapshot)
         self.in_channels = dict(model.in_channels)
         self.n_outputs = model.n_outputs
         self.layers: list[_LayerPlan] = []
@@ -302,8 +311,8 @@ class InferencePlan:
         changes them in place, possibly through ``.data``, which no version counter sees)."""
         if any(p.data_ptr() != ptr for p, ptr in zip(self.live, self.ptrs, strict=True)):
             return False
-        np.concatenate(self.views, out=self.scratch)  # the views read the parameters' memory
-        return bool(np.array_equal(self.scratch, self.snapshot))
+        # the views read the parameters' memory (a fresh array: two threads may ask at once)
+        return bool(np.array_equal(np.concatenate(self.views), self.snapshot))
 
     def __call__(self, model: NLM, inputs: Mapping[str, Tensor], dtype: torch.dtype) -> Tensor:
         """The output ``[B, n_outputs]`` of ``model`` (which `current` accepts) on ``inputs``."""
