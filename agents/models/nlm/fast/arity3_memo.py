@@ -64,7 +64,7 @@ from agents.models.nlm.fast.arity3_block import (
     pair_terms,
     sigmoid_t,
 )
-from agents.models.nlm.fast.arrays import pad_lanes, pad_last
+from agents.models.nlm.fast.arrays import Workspace, pad_lanes, pad_last
 from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding
 from agents.models.nlm.fast.simd import (
     LANES,
@@ -88,6 +88,8 @@ SPECIAL, SPECIAL_SHARE = 4, 0.15
 """A new reference leaves out of its extremes up to four objects that were in ``D`` in at least 15%
 of its slot's recent states (gripper's rooms and grippers): a derived state recomputes ``P`` at
 them anyway, and kept among the extremes they would hide the others whenever they change."""
+SPARES = 8
+"""Flat buffers of dropped bases and references kept for reuse."""
 TOP_SLOTS = 16
 """Per row and channel block a reference keeps the four largest and four smallest ``P`` with their
 ``k``: a derived state recomputes a row only when all four fall among the objects where it differs
@@ -96,13 +98,12 @@ TOP_SLOTS = 16
 
 # ----------------------------------------------------------------------------- Q and T
 @njit(**JIT)
-def _full_q(pair, wq, ct, cp, n, q):
-    """``Q`` of one state in full into ``q`` (flat ``[n, n, n, C_p]``), from ``pair = (A, B, C)``."""
+def _full_q(pair, wq, ct, cp, n, q, tb, gh):
+    """``Q`` of one state in full into ``q`` (flat ``[n, n, n, C_p]``), from ``pair = (A, B, C)``;
+    ``tb`` (``n³ C_t``) and ``gh`` (``2 n² C_p``) are scratch space."""
     dt = q.dtype
-    tb = np.empty(n**3 * ct, dt)
     sigmoid_t(pair, n, ct, tb)
     zeros = np.zeros(n * n * cp, dt)
-    gh = np.empty(n * n * 2 * cp, dt)
     c2p = 2 * cp
     for i in range(n):
         for u in range(n):
@@ -616,9 +617,17 @@ class _Reference:
         return sum(a.nbytes for a in (self.x, self.x2, *self.pair2, self.special, self.top))
 
 
-def _patched(pair: tuple[np.ndarray, ...], x, w, bias, b, objs, n, marked) -> tuple[np.ndarray, ...]:
-    """Copies of ``pair`` with the entries of the ``marked`` pairs recomputed (`_patch_pairs`)."""
-    out = tuple(a.copy() for a in pair)
+def _patched(
+    pair: tuple[np.ndarray, ...], x, w, bias, b, objs, n, marked, ws: Workspace | None = None, name: str = ""
+) -> tuple[np.ndarray, ...]:
+    """Copies of ``pair`` (in ``ws``'s arrays ``name0..2`` when given) with the entries of the
+    ``marked`` pairs recomputed (`_patch_pairs`)."""
+    if ws is None:
+        out = tuple(a.copy() for a in pair)
+    else:
+        out = tuple(ws.get(f"{name}{k}", a.shape, a.dtype) for k, a in enumerate(pair))
+        for a, o in zip(pair, out, strict=True):
+            np.copyto(o, a)
     _patch_pairs(x, w, bias, b, objs, n, marked, out)
     return out
 
@@ -644,8 +653,8 @@ class Block3Memo:
         base_touched: the most objects of changed ``X`` pairs with which a new reference reuses
             a base instead of making a new one; None: ``max(2, max_touched // 3)``.
 
-    The ``Q`` buffers of evicted bases are reused for new ones: fresh memory of this size costs a
-    page fault per 4 KiB on first touch.
+    The buffers of evicted bases and dropped references are reused for new ones (`_recycle`), and
+    each call's outputs and temporaries are the same arrays from call to call (a `Workspace`).
     """
 
     def __init__(
@@ -669,10 +678,11 @@ class Block3Memo:
             self.cx2 = w1.shape[1] // 6 - self.ct
             self.w1, self.b1 = expand_weight(w1, self.cx2)[0], pad_last(b1, pad_lanes(self.cp))
             self.wq = own_weight(w1, self.cx2, self.ct)[0]
-        self._spare: list[np.ndarray] = []  # Q buffers of evicted bases, free for reuse
+        self._spare: list[np.ndarray] = []  # buffers of dropped bases and references, free for reuse
         self._bases: OrderedDict[tuple[int, bytes], _Base] = OrderedDict()  # least recently used first
         self._refs: dict[int, list[_Reference]] = {}  # per slot, most recently used first
         self._often: dict[int, np.ndarray] = {}  # per slot: how often each object was in D, decaying
+        self._ws = Workspace()  # outputs and a state's temporaries, reused from call to call
         self._bytes = 0
         self.counts = dict.fromkeys(
             ("derived", "reference", "special", "base_full", "base_patched", "full_rows"), 0
@@ -684,6 +694,7 @@ class Block3Memo:
         """An empty memo of the same weights and limits (for another thread)."""
         memo = copy.copy(self)
         memo._spare, memo._bases, memo._refs, memo._often, memo._bytes = [], OrderedDict(), {}, {}, 0
+        memo._ws = Workspace()
         memo.counts = dict.fromkeys(self.counts, 0)
         return memo
 
@@ -702,11 +713,21 @@ class Block3Memo:
 
     # ------------------------------------------------------------------ storage
     def _buffer(self, size: int, dtype: np.dtype) -> np.ndarray:
-        """A ``Q`` buffer: a spare one of this size and type, else a new one."""
+        """A flat buffer (``Q``, its columns, a reference's extremes): a spare one of this size and
+        type, else a new one."""
         for k, spare in enumerate(self._spare):
             if spare.size == size and spare.dtype == dtype:
                 return self._spare.pop(k)
         return np.empty(size, dtype)
+
+    def _recycle(self, *arrays: np.ndarray | None) -> None:
+        """Keep the flat buffers of dropped entries for `_buffer` (at most `SPARES`): fresh memory
+        costs a page fault per page on first touch, and here as much again on the host (a new
+        36 MB ``Q`` took longer than computing it)."""
+        for a in arrays:
+            if a is not None:
+                self._spare.insert(0, a.reshape(-1))
+        del self._spare[SPARES:]
 
     def _evict(self, keep: _Base) -> None:
         """Drop least recently used bases (with their references) while over a limit; never
@@ -729,14 +750,16 @@ class Block3Memo:
                 self._often.pop(old.slot, None)
             self._bytes -= sum(r.nbytes for r in dropped)
             refs -= len(dropped)
-            self._spare = [old.q, *self._spare[:3]]
+            self._recycle(old.q, old.cols, *(r.top for r in dropped))
 
     def _add_reference(self, slot: int, ref: _Reference) -> None:
         refs = self._refs.setdefault(slot, [])
         refs.insert(0, ref)
         self._bytes += ref.nbytes
         while len(refs) > 2 * self.candidates:
-            self._bytes -= refs.pop().nbytes
+            old = refs.pop()
+            self._bytes -= old.nbytes
+            self._recycle(old.top)
 
     def _columns(self, base: _Base, touched: np.ndarray) -> np.ndarray:
         """The base's ``Q`` columns (`_fill_columns`), with those of the ``touched`` objects made;
@@ -746,7 +769,7 @@ class Block3Memo:
         if base.cols is None and 2 * base.q.nbytes > self.budget_bytes:
             return np.empty((0, 1), base.q.dtype)
         if base.cols is None:
-            base.cols = np.empty((n, n * n * cp8), base.q.dtype)
+            base.cols = self._buffer(n**3 * cp8, base.q.dtype).reshape(n, n * n * cp8)
             base.have_col = np.zeros(n, np.bool_)
             self._bytes += base.cols.nbytes
         assert base.have_col is not None
@@ -763,7 +786,11 @@ class Block3Memo:
         changed, endpoint = np.zeros(n * n, np.bool_), np.zeros(n, np.bool_)
         if _pair_diff(xb, base.x, n, self.cx, changed, endpoint) == 0:
             return base.pair, changed, endpoint
-        return _patched(base.pair, x, self.w0, self.b0, b, objs, n, changed), changed, endpoint
+        return (
+            _patched(base.pair, x, self.w0, self.b0, b, objs, n, changed, self._ws, "pair"),
+            changed,
+            endpoint,
+        )
 
     def _base_for(self, slot, xb, n, excl, x, b, objs) -> _Base:
         """The base of a new reference: an exact one, a near one within ``base_touched`` objects,
@@ -806,7 +833,8 @@ class Block3Memo:
             pair = tuple(np.empty(n * n * ct8, dt) for _ in range(3))
             _pair_terms(x, self.w0, self.b0, b, objs, n, pair)
             q = self._buffer(n**3 * cp8, dt)
-            _full_q(pair, self.wq, ct8, cp8, n, q)
+            tb, gh = self._ws.get("tb", (n**3 * ct8,), dt), self._ws.get("gh", (2 * n * n * cp8,), dt)
+            _full_q(pair, self.wq, ct8, cp8, n, q, tb, gh)
             ex_t, fa_t = np.empty(t_size, dt), np.empty(t_size, dt)
             touched = np.ones(n, np.bool_)
             self.counts["base_full"] += 1
@@ -823,7 +851,12 @@ class Block3Memo:
         if not endpoint.any():
             _t_outputs(base.ex_t, base.fa_t, b, objs, n, outs)
             return
-        ex_t, fa_t = base.ex_t.copy(), base.fa_t.copy()
+        ex_t, fa_t = (
+            self._ws.get("ex_t", base.ex_t.shape, base.ex_t.dtype),
+            self._ws.get("fa_t", base.fa_t.shape, base.fa_t.dtype),
+        )
+        np.copyto(ex_t, base.ex_t)
+        np.copyto(fa_t, base.fa_t)
         _exists_t_rows(pair, n, excl, endpoint, ex_t, fa_t)
         _t_outputs(ex_t, fa_t, b, objs, n, outs)
 
@@ -887,7 +920,7 @@ class Block3Memo:
             refs.insert(0, ref)
             self._bases.move_to_end((base.slot, base.key))
             self._t_of(base, pair, changed, endpoint, n, excl, b, objs, outs)
-            pair2 = _patched(ref.pair2, x2, self.w1, self.b1, b, objs, n, marked2)
+            pair2 = _patched(ref.pair2, x2, self.w1, self.b1, b, objs, n, marked2, self._ws, "pair2")
             cols = self._columns(base, cover | ref.special)
             args = (pair, pair2, self.wq, n, changed, endpoint, excl, ref.top, cover, ref.special, self.cp)
             full_rows = _derived_rows(base.q, cols, *args, b, objs, outs)
@@ -897,13 +930,14 @@ class Block3Memo:
             if full_rows * 4 > n * n:  # its extremes fall among the objects that change: a new one
                 refs.remove(ref)
                 self._bytes -= ref.nbytes
+                self._recycle(ref.top)
             return
         base = self._base_for(slot, xb, n, excl, x, b, objs)
         pair, changed, endpoint = self._state_pair(base, xb, x, b, objs, n)
         self._t_of(base, pair, changed, endpoint, n, excl, b, objs, outs)
         pair2 = tuple(np.empty(n * n * cp8, dt) for _ in range(3))
         _pair_terms(x2, self.w1, self.b1, b, objs, n, pair2)
-        top = np.empty(n * n * TOP_SLOTS * cp8, dt)
+        top = self._buffer(n * n * TOP_SLOTS * cp8, dt)
         special = self._special(slot, n)
         args = (pair, pair2, self.wq, n, changed, endpoint, excl, special, top, b, objs, outs)
         _reference_rows(base.q, *args)
@@ -922,7 +956,8 @@ class Block3Memo:
         slots: np.ndarray | None = None,
     ) -> tuple[np.ndarray, ...]:
         """``(∃T, ∀T)``, and ``(∃Y, ∀Y)`` with a second layer: channel-padded ``[B, N, N, C8]``
-        arrays (padded lanes hold values that zero weights ignore), from ``x`` (``[B, N, N, C_x]``),
+        arrays (padded lanes hold values that zero weights ignore; valid until the next call: they
+        are reused), from ``x`` (``[B, N, N, C_x]``),
         ``x2`` (``[B, N, N, C_x2]``, the second layer's arity-2 input; None without a second
         layer) and the bool ``[B, N]`` mask of real objects. ``slots`` (int ``[B]``, default all 0)
         names each row's memo slot: rows of one search share a slot (its states are near one
@@ -935,7 +970,8 @@ class Block3Memo:
         if (x2 is None) != (self.cp == 0):
             raise AgentError("x2 is the second layer's input: give it exactly when w1 was given")
         outs = tuple(
-            np.empty((nb, big_n, big_n, ct8 if k < 2 else cp8), dt) for k in range(2 if x2 is None else 4)
+            self._ws.get(f"out{k}", (nb, big_n, big_n, ct8 if k < 2 else cp8), dt)
+            for k in range(2 if x2 is None else 4)
         )
         excl = bool(exclude_self)
         if x2 is None:

@@ -37,7 +37,7 @@ from torch import Tensor
 
 from agents.models.nlm.fast.arity2 import arity2_forward, arity2_weights
 from agents.models.nlm.fast.arity3_memo import Block3Memo
-from agents.models.nlm.fast.arrays import pad_lanes, pad_last
+from agents.models.nlm.fast.arrays import Workspace, pad_lanes, pad_last
 from agents.models.nlm.fast.low_arity import low_arity_forward
 from agents.models.nlm.fast.threads import current_shard, parallel, split_batch
 
@@ -93,6 +93,7 @@ class _LayerPlan:
     ):
         self.layer, self.first, self.memo = layer, first, memo
         self._shards = {0: memo}  # the memo of each thread shard (`memo_shard`), made on first use
+        self._spaces: dict[int, Workspace] = {}  # each shard's output arrays, reused from call to call
         self.full, self.red = dict(full), dict(red)
         outs = layer.out_channels
         self.lazy3 = 3 in outs and memo is None  # the next layer's memo builds it
@@ -103,6 +104,10 @@ class _LayerPlan:
         self.no_part = np.zeros((1, 1, 1, 1), self.dtype)
         self.low = self._low_weights() if outs.keys() & {0, 1} else None
         self.a2 = self._a2_layout() if 2 in outs else None
+
+    def _workspace(self) -> Workspace:
+        """The calling thread's workspace (one per memo shard)."""
+        return self._spaces.setdefault(current_shard(), Workspace())
 
     def _memo(self) -> Block3Memo:
         """The calling thread's memo (`agents.models.nlm.fast.threads.memo_shard`): an empty copy of
@@ -193,7 +198,8 @@ class _LayerPlan:
             y_shape, red_shape = (
                 ((1, 1, 1, co8), (nb, big_n, co8)) if reduce else ((nb, big_n, big_n, co8), (1, 1, co8))
             )
-            outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
+            ws = self._workspace()
+            outs = tuple(ws.get(f"a2{k}", y_shape if k == 0 else red_shape, dt) for k in range(5))
             args = (x1, parts3, offs, (we, wo, bias), mask, excl, reduce, outs)
             parallel([lambda lo=lo, hi=hi: arity2_forward(lo, hi, *args) for lo, hi in split_batch(mask, 2)])
             if reduce:
@@ -204,8 +210,10 @@ class _LayerPlan:
             weights, flags = self.low
             out1, reduce1, out0, _ = flags
 
-            def arr(shape: tuple[int, ...], used: bool) -> np.ndarray:
-                return np.empty(shape if used else (1,) * (len(shape) - 1) + (8,), dt)
+            ws = self._workspace()
+
+            def arr(name: str, shape: tuple[int, ...], used: bool) -> np.ndarray:
+                return ws.get(name, shape if used else (1,) * (len(shape) - 1) + (8,), dt)
 
             def given(k: int, dims: int) -> np.ndarray:
                 return full[k] if k in self.full else self.absent[dims]
@@ -214,9 +222,9 @@ class _LayerPlan:
                 return red[k] if k in self.red else (self.absent[dims],) * 2
 
             co1, co0 = weights[2].shape[0], weights[4].shape[0]
-            y1 = arr((nb, big_n, co1), out1 and not reduce1)
-            e1, f1 = arr((nb, co1), out1 and reduce1), arr((nb, co1), out1 and reduce1)
-            y0 = arr((nb, co0), out0)
+            y1 = arr("y1", (nb, big_n, co1), out1 and not reduce1)
+            e1, f1 = arr("e1", (nb, co1), out1 and reduce1), arr("f1", (nb, co1), out1 and reduce1)
+            y0 = arr("y0", (nb, co0), out0)
             xs = (given(0, 1), given(1, 2), given(2, 3))
             reds = (*given_red(1, 1), *given_red(2, 2))
             args = (xs, reds, mask, excl, weights, flags, (y1, e1, f1, y0))
@@ -246,6 +254,7 @@ class InferencePlan:
         self.views = [p.detach().numpy().reshape(-1) for p in self.live]  # share the parameters' memory
         self.snapshot = np.concatenate(self.views)
         self.in_channels = dict(model.in_channels)
+        self._spaces: dict[int, Workspace] = {}  # each thread shard's input arrays, reused
         self.n_outputs = model.n_outputs
         self.layers: list[_LayerPlan] = []
         full, red = dict(model.in_channels), {}
@@ -321,19 +330,27 @@ class InferencePlan:
         dense = mask.shape[1] > 0 and bool(mask.all())
         raw: dict[int, np.ndarray] = {}
         full: dict[int, np.ndarray] = {}
+        ws = self._spaces.setdefault(current_shard(), Workspace())
         for k in self.in_channels:
-            x = inputs[f"arity{k}"].numpy().astype(np_dtype)
+            given = inputs[f"arity{k}"].numpy()
+            x = ws.get(f"raw{k}", given.shape, np_dtype)
+            np.copyto(x, given, casting="unsafe")
             if k >= 1 and not dense:  # zero the padding (it may hold anything)
                 real = mask.reshape(mask.shape[0], *([1] * (k - 1)), -1)
                 for j in range(1, k):
                     real = real & mask.reshape(mask.shape[0], *([1] * (j - 1)), -1, *([1] * (k - j)))
-                x = np.where(real[..., None], x, np_dtype(0))
-            raw[k] = np.ascontiguousarray(x)
-            full[k] = pad_last(raw[k], _pad8(x.shape[-1]))
+                np.copyto(x, np_dtype(0), where=~real[..., None])
+            raw[k] = x
+            width = _pad8(x.shape[-1])
+            if width == x.shape[-1]:
+                full[k] = x
+            else:
+                full[k] = ws.zeros(f"full{k}", (*x.shape[:-1], width), np_dtype)
+                full[k][..., : x.shape[-1]] = x
         slots = inputs.get("memo_slot")
         slots = None if slots is None else np.asarray(slots)
         red: dict[int, Pair] = {}
         lazy: np.ndarray | None = None
         for layer in self.layers:
             full, red, lazy = layer(full, raw, red, lazy, mask, slots)
-        return torch.from_numpy(np.ascontiguousarray(full[0][:, : self.n_outputs]))
+        return torch.from_numpy(np.array(full[0][:, : self.n_outputs]))  # a copy: layers reuse their arrays
