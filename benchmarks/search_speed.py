@@ -21,7 +21,9 @@ the one of ``--run`` or freshly initialised (the cost of a forward pass does not
 weights, but the states visited do, and with them how much of the arity-3 block the memo of
 `agents.models.nlm.fast.arity3_memo` reuses); every mode starts from a fresh model (an empty
 memo), ``--repeats`` times each, alternating, and the best rate of each mode is kept. ``--models``
-adds STRIPS-HGN and the MLP (untrained, same head) at the same sizes.
+adds STRIPS-HGN and the MLP (untrained, same head) at the same sizes; ``--bound hmax`` gives the
+untrained models the hmax bound instead of LM-cut (whose cost grows fastest with the problem: on
+100 objects it takes longer per state than the network).
 
 Part ``gripper``: the same on ``--gripper`` problems of gripper's ``plan`` split (20 to 100 balls,
 evenly spread), with an untrained gripper NLM or the one of ``--gripper-run``.
@@ -105,6 +107,9 @@ def main() -> None:
     parser.add_argument("--lockstep", type=int, default=4, help="problems per size, advanced together")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each learned mode (best rate kept)")
     parser.add_argument("--models", nargs="+", default=["nlm"], choices=["nlm", "hgn", "mlp"])
+    parser.add_argument(
+        "--bound", default="lmcut", choices=["lmcut", "hmax"], help="the untrained models' lower bound"
+    )
     parser.add_argument("--gripper", type=int, default=4, help="gripper plan problems (evenly spread)")
     parser.add_argument("--gripper-run", type=Path, default=None, help="trained gripper NLM run")
     parts = ["core", "nlm", "gripper"]
@@ -145,10 +150,10 @@ def core_rates(args: argparse.Namespace, tmp: Path) -> None:
         print(f"{name:<12} {label:<28} {rates}  {outcome}", flush=True)
 
 
-def untrained(model: str, domain: str, tasks: list[CompiledTask]) -> TrainedModel:
+def untrained(model: str, domain: str, tasks: list[CompiledTask], bound: str = "lmcut") -> TrainedModel:
     """A freshly initialised (seeded) model of ``domain`` with the paper's TN head (learned sigma,
-    hFF residual, LM-cut bound)."""
-    head = make_head("tn", sigma="learn", residual="hff", bound="lmcut")
+    hFF residual, LM-cut bound unless ``bound`` says otherwise)."""
+    head = make_head("tn", sigma="learn", residual="hff", bound=bound)
     if model == "nlm":
         schema = Schema.from_domain_file(domains.domain_file(domain))
         config = {"in_channels": {k: 2 * len(preds) for k, preds in schema.by_arity.items()}}
@@ -161,9 +166,11 @@ def untrained(model: str, domain: str, tasks: list[CompiledTask]) -> TrainedMode
     return TrainedModel(network, head, model, domain, None)
 
 
-def model_for(model: str, domain: str, run: Path | None, tasks: list[CompiledTask]) -> TrainedModel:
+def model_for(
+    model: str, domain: str, run: Path | None, tasks: list[CompiledTask], bound: str = "lmcut"
+) -> TrainedModel:
     """The model of ``run`` (a fresh copy: an empty memo), or an untrained one."""
-    return TrainedModel.load(run) if run is not None else untrained(model, domain, tasks)
+    return TrainedModel.load(run) if run is not None else untrained(model, domain, tasks, bound)
 
 
 def one_at_a_time(make, tasks: list[CompiledTask], budget: int) -> tuple[float, int]:
@@ -198,7 +205,7 @@ def hff_rate(tasks: list[CompiledTask], budget: int) -> float:
 
 def compare(label: str, model: str, domain: str, run: Path | None, tasks, args) -> None:
     """One row: GBFS + the model one search at a time and in lockstep, beside GBFS + hFF."""
-    make = lambda: model_for(model, domain, run, tasks)  # noqa: E731
+    make = lambda: model_for(model, domain, run, tasks, args.bound)  # noqa: E731
     gbfs(tasks[0], LearnedHeuristic(make(), tasks[0]), max_evaluations=30)  # warm-up (JIT)
     one = lock = 0.0
     for _ in range(args.repeats):  # alternating, best of each: the slower runs measure the neighbours
@@ -228,7 +235,8 @@ def header(title: str, args: argparse.Namespace) -> None:
 
 
 def learned_rates(args: argparse.Namespace, tmp: Path) -> None:
-    title = "GBFS + learned heuristic (TN, learned sigma, hFF residual, LM-cut bound) vs GBFS + hFF, ferry"
+    bound = {"lmcut": "LM-cut", "hmax": "hmax"}[args.bound]
+    title = f"GBFS + learned heuristic (TN, learned sigma, hFF residual, {bound} bound) vs GBFS + hFF, ferry"
     header(title, args)
     for size in args.sizes:
         tasks = []
