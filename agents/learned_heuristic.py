@@ -155,10 +155,10 @@ class LearnedHeuristic:
 
 
 def _bound_jobs(batches: Sequence[np.ndarray], threads: int) -> list[tuple[int, slice]]:
-    """``(batch index, rows)`` jobs of the bounds: at least two per thread (the calling thread
-    joins late, after its forward pass, and takes what is left), each batch whole or in parts."""
+    """``(batch index, rows)`` jobs of the bounds: at least one per thread (the calling thread joins
+    after its forward pass and takes what is left), each batch whole or in parts."""
     jobs = []
-    parts = -(-2 * threads // len(batches)) if threads > 1 else 1
+    parts = -(-threads // len(batches)) if threads > 1 else 1
     for k, states in enumerate(batches):
         step = max(1, -(-len(states) // parts))
         jobs += [(k, slice(lo, min(lo + step, len(states)))) for lo in range(0, len(states), step)]

@@ -16,6 +16,7 @@ from agents.learned_heuristic import LearnedHeuristic, TrainedModel, evaluate_to
 from agents.lockstep import LockstepSearch, lockstep, lockstep_gbfs
 from agents.models import make_model
 from agents.models.mlp import input_names
+from agents.models.nlm.fast import arity3_memo
 from pddlgym_sl import load_task
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.search import gbfs
@@ -75,9 +76,12 @@ def threads(request):
     torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("model", ["nlm", "hgn", "mlp"])
+@pytest.mark.parametrize("model", ["nlm", "nlm-incremental", "hgn", "mlp"])
 @pytest.mark.parametrize("width", [2, 5])
 def test_lockstep_is_node_for_node_the_search_alone(ferry_tasks, model, width, threads, monkeypatch):
+    if model == "nlm-incremental":  # the NLM's memo with references on these small problems too
+        monkeypatch.setattr(arity3_memo, "INCREMENTAL_FROM", 0)
+        model = "nlm"
     trained = _trained(model, ferry_tasks)
     budget = 60
     alone, together = _Recorder(), _Recorder()

@@ -591,7 +591,7 @@ def test_block3_memo_is_exact_whatever_came_before(dtype, exclude_self):
     mask[9, :] = False  # no objects at all
     weights = [t.numpy() for t in (w0, b0, w1, b1)]
     xn, x2n, mk = x.numpy(), x2.numpy(), mask.numpy()
-    memo = Block3Memo(*weights, max_touched=4, base_touched=1)
+    memo = Block3Memo(*weights, max_touched=4, base_touched=1, incremental_from=0)
     out = [a[..., :c] for a, c in zip(memo(xn, x2n, mk, exclude_self), (ct, ct, cp, cp), strict=True)]
     counts = memo.counts
     assert counts["derived"] > 10 and counts["reference"] > 3 and counts["full_rows"] > 0
@@ -605,8 +605,11 @@ def test_block3_memo_is_exact_whatever_came_before(dtype, exclude_self):
     for a, t in zip(out, t_only, strict=False):
         np.testing.assert_array_equal(a, t[..., :ct])
     slots = np.arange(nb) % 3  # three interleaved searches, one slot each
-    tiny = Block3Memo(*weights, max_entries=3, budget_bytes=1)  # evicts on every new base
+    tiny = Block3Memo(*weights, max_entries=3, budget_bytes=1, incremental_from=0)  # evicts every base
     in_slots = tiny(xn, x2n, mk, exclude_self, slots)
+    plain = Block3Memo(*weights)(xn, x2n, mk, exclude_self)  # few objects: full passes from bases
+    for a, p in zip(out, plain, strict=True):
+        np.testing.assert_array_equal(a, p[..., : a.shape[-1]])
     for b in range(nb):
         rows = slice(b, b + 1)
         alone = Block3Memo(*weights)(xn[rows], x2n[rows], mk[rows], exclude_self)

@@ -88,6 +88,9 @@ SPECIAL, SPECIAL_SHARE = 4, 0.15
 """A new reference leaves out of its extremes up to four objects that were in ``D`` in at least 15%
 of its slot's recent states (gripper's rooms and grippers): a derived state recomputes ``P`` at
 them anyway, and kept among the extremes they would hide the others whenever they change."""
+INCREMENTAL_FROM = 40
+"""Objects from which references and derived states pay for their bookkeeping (a full pass over
+``n³`` triples costs about as much as a derived state's Python and kernel calls near 50 objects)."""
 SPARES = 8
 """Flat buffers of dropped bases and references kept for reuse."""
 TOP_SLOTS = 16
@@ -468,6 +471,40 @@ def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, spec
 
 
 @njit(**JIT)
+def _plain_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, b, objs, outs):
+    """∃Y / ∀Y of a state in full into ``outs[2]``, ``outs[3]`` (`_reference_rows` without keeping
+    extremes: the path of states of few objects, where a full pass costs less than bookkeeping)."""
+    pa2, pb2, pc2 = pair2
+    big_n, cp = outs[2].shape[1], outs[2].shape[3]
+    ct = pair[0].size // (n * n)
+    dt = q.dtype
+    tt = np.empty(6 * ct, dt)
+    qrow = np.empty(n * cp, dt)
+    for k in range(2, 4):
+        fill_padding(outs[k], b, n, 0.0)
+    for i in range(n):
+        for j in range(n):
+            lo, hi = (min(i, j), max(i, j)) if exclude_self else (n, n)
+            if endpoint[i] or endpoint[j]:
+                _q_row(q, pair, wq, ct, cp, n, i, j, changed, tt, qrow)
+                src, s_off = qrow, 0
+            else:
+                src, s_off = q, (i * n + j) * n * cp
+            out = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
+            for ob in range(0, cp, LANES):
+                a_off, b_off = j * n * cp + ob, i * n * cp + ob
+                mx, mn = vfill(q, -np.inf), vfill(q, np.inf)
+                for k in range(n):
+                    if k == lo or k == hi:  # noqa: SIM109 (numba)
+                        continue
+                    v = _p(src, s_off + ob, pa2, a_off, pb2, b_off, k, cp)
+                    mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
+                post = vload(pc2, (i * n + j) * cp + ob)
+                vstore(outs[2], out + ob, vsigmoid(vadd(mx, post)))
+                vstore(outs[3], out + ob, vsigmoid(vadd(mn, post)))
+
+
+@njit(**JIT)
 def _derived_rows(
     q, cols, pair, pair2, wq, n, changed, endpoint, exclude_self, top, touched, special, cp_true, b, objs,
     outs,
@@ -652,6 +689,8 @@ class Block3Memo:
             computed from a reference; None: ``max(2, n // 8)`` for ``n`` objects.
         base_touched: the most objects of changed ``X`` pairs with which a new reference reuses
             a base instead of making a new one; None: ``max(2, max_touched // 3)``.
+        incremental_from: states with fewer objects are computed by a full pass over their
+            base's ``Q`` (`_plain_rows`), without references; None: `INCREMENTAL_FROM`.
 
     The buffers of evicted bases and dropped references are reused for new ones (`_recycle`), and
     each call's outputs and temporaries are the same arrays from call to call (a `Workspace`).
@@ -668,8 +707,10 @@ class Block3Memo:
         candidates: int = 6,
         max_touched: int | None = None,
         base_touched: int | None = None,
+        incremental_from: int | None = None,
     ):
         self.max_entries, self.budget_bytes, self.candidates = max_entries, budget_bytes, candidates
+        self.incremental_from = INCREMENTAL_FROM if incremental_from is None else incremental_from
         self.max_touched, self.base_touched = max_touched, base_touched
         self.ct, self.cx = w0.shape[0], w0.shape[1] // 6
         self.w0, self.b0 = expand_weight(w0, self.cx)[0], pad_last(b0, pad_lanes(self.ct))
@@ -684,11 +725,11 @@ class Block3Memo:
         self._often: dict[int, np.ndarray] = {}  # per slot: how often each object was in D, decaying
         self._ws = Workspace()  # outputs and a state's temporaries, reused from call to call
         self._bytes = 0
-        self.counts = dict.fromkeys(
-            ("derived", "reference", "special", "base_full", "base_patched", "full_rows"), 0
-        )
-        """How each batch row was computed (``special``: references with special objects), and the
-        rows of derived states computed in full (for benchmarks and tests)."""
+        names = ("plain", "derived", "reference", "special", "base_full", "base_patched", "full_rows")
+        self.counts = dict.fromkeys(names, 0)
+        """How each batch row was computed (``plain``: a full pass from a base, below
+        ``incremental_from`` objects; ``special``: references with special objects), and the rows
+        of derived states computed in full (for benchmarks and tests)."""
 
     def spawn(self) -> Block3Memo:
         """An empty memo of the same weights and limits (for another thread)."""
@@ -905,8 +946,19 @@ class Block3Memo:
         dt = self.b0.dtype
         cp8 = pad_lanes(self.cp)
         xc = x[b] if n == big_n else np.ascontiguousarray(x[b][np.ix_(objs, objs)])
+        xb = _bits(xc)
+        if n < self.incremental_from:  # a full pass over Q (from a base): cheaper than bookkeeping
+            base = self._base_for(slot, xb, n, excl, x, b, objs)
+            pair, changed, endpoint = self._state_pair(base, xb, x, b, objs, n)
+            self._t_of(base, pair, changed, endpoint, n, excl, b, objs, outs)
+            pair2 = tuple(self._ws.get(f"plain{k}", (n * n * cp8,), dt) for k in range(3))
+            _pair_terms(x2, self.w1, self.b1, b, objs, n, pair2)
+            _plain_rows(base.q, pair, pair2, self.wq, n, changed, endpoint, excl, b, objs, outs)
+            self.counts["plain"] += 1
+            self._evict(base)
+            return
         x2c = x2[b] if n == big_n else np.ascontiguousarray(x2[b][np.ix_(objs, objs)])
-        xb, x2b = _bits(xc), _bits(x2c)
+        x2b = _bits(x2c)
         best = self._closest(slot, xb, x2b, n, excl)
         if best is not None:
             _, ref, cover, marked2 = best

@@ -6,6 +6,7 @@ kernel is built once per set of values (`packed`) rather than on every call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -89,7 +90,7 @@ class Workspace:
 
     def get(self, name: str, shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
         """An uninitialised C-contiguous array of ``shape`` and ``dtype`` (the buffer of ``name``)."""
-        size = int(np.prod(shape))
+        size = math.prod(shape)  # (np.prod of a tuple costs about 15 µs)
         buffer = self._buffers.get(name)
         if buffer is None or buffer.size < size or buffer.dtype != np.dtype(dtype):
             grown = 0 if buffer is None or buffer.dtype != np.dtype(dtype) else buffer.size + buffer.size // 4
