@@ -1,4 +1,4 @@
-"""A trained model as a search heuristic: one forward pass per batch of states of one task.
+"""A trained model as a search heuristic: one forward pass per batch of states, of one task or of several.
 
 `LearnedHeuristic` implements the batch interface of `pddlgym_sl.search` (``batch(states)``):
 the lower bound and residual base come from `pddlgym_sl.heuristics` (the engine that labelled
@@ -11,29 +11,50 @@ u (plain GBFS, which knows no plan from a new state) the head's default is used:
 ``upper`` "none" and "plan", ``+∞`` for "inf". `values_and_confidences` adds the head's confidence,
 for the confidence-aware searches.
 
-With more than one torch thread, the bound and the residual base are computed on a second thread
-while the forward pass runs (the heuristics' kernels release the GIL), and the model's compiled
-kernels stay on the calling thread (`agents.models.nlm.fast.threads.inline_kernels`): on the few
-states of one search expansion this hides the heuristics' time (LM-cut takes about a quarter of the
-network's on 30 objects), where splitting the forward pass over both cores gains less than the
-handover costs. The forward pass then also covers dead ends, whose value is ``inf`` all the same.
+`evaluate_together` evaluates the batches of several `LearnedHeuristic` of one trained model (the
+new states of several searches advanced in lockstep, `agents.lockstep`) with one forward pass per
+thread when the model's search inputs can be concatenated (``collate``; problems of different
+sizes included), and gives every state the value that ``batch`` gives it alone, bit for bit: the
+forward pass computes each state's output from that state alone (the NLM's compiled path, per
+batch row), and the bounds and heads are per state. Models without ``collate`` (PyTorch's matrix
+products round a row differently in a batch of one to three rows than in a larger one) get one
+forward pass per search. ``batch`` is the case of one.
+
+With more than one torch thread, the bounds and residual bases (LM-cut and hFF: on 100 objects
+LM-cut alone costs several times the network) are computed on a worker thread while the forward
+pass runs (the heuristics' kernels release the GIL; each thread has its own heuristic instances),
+and the calling thread joins that work when its forward pass is done: the states are split into
+jobs that both threads take in turn. With the batches of several searches, the forward pass is
+split in two, one per thread (by search: each thread keeps its own NLM memo,
+`agents.models.nlm.fast.threads.memo_shard`), each thread then joining the bounds. A forward pass
+stays on its thread: the model's compiled kernels (`agents.models.nlm.fast.threads.inline_kernels`),
+where splitting the few states of one search over both cores would gain less than the handover
+costs, and PyTorch's operations (one intra-op thread while both threads work: an OpenMP team
+competing with the other thread for two cores spins, and a small matrix product then took
+milliseconds instead of microseconds). The forward pass then also covers dead ends, whose value
+is ``inf`` all the same.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from agents.checkpoint import CheckpointError, load_model_config, read_weights
 from agents.devices import resolve_device
+from agents.errors import AgentError
 from agents.heads import Head
 from agents.models import make_model, model_spec
-from agents.models.nlm.fast.threads import inline_kernels
+from agents.models.nlm.fast.threads import inline_kernels, memo_shard
 from agents.run_files import build_on_meta, check_model_config, check_weights
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.heuristics import make_heuristic
@@ -108,55 +129,163 @@ class LearnedHeuristic:
         self.lower = make_heuristic(head.lower_key, task)
         self.residual = make_heuristic(head.residual_key, task) if head.residual_key else None
         self.inputs = model_spec(trained.name).search_inputs(task, self.device, schema)
+        self._engines: list[tuple[Any, Any]] = [(self.lower, self.residual)]
 
-    def _engine(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """The admissible bound and the residual base (None without a residual) of ``states``."""
-        base = self.residual.batch(states) if self.residual is not None else None
-        return self.lower.batch(states), base
+    def _engine(self, states: np.ndarray, thread: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
+        """The admissible bound and the residual base (None without a residual) of ``states``, by
+        the heuristic instances of worker ``thread`` (each keeps its own work arrays)."""
+        while len(self._engines) <= thread:
+            head = self.trained.head
+            residual = make_heuristic(head.residual_key, self.task) if head.residual_key else None
+            self._engines.append((make_heuristic(head.lower_key, self.task), residual))
+        lower, residual = self._engines[thread]
+        base = residual.batch(states) if residual is not None else None
+        return lower.batch(states), base
 
     def batch(self, states: np.ndarray, upper: np.ndarray | None = None) -> np.ndarray:
         """Heuristic values of a (n, n_words) uint64 batch of this task's states, given an upper
         bound per state in `upper` ((n,) floats, inf for none) or none at all (the module docstring)."""
-        return self._predict(states, confidences=False, upper=upper)[0]
+        return evaluate_together([self], [states], None if upper is None else [upper])[0][0]
 
     def values_and_confidences(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Heuristic values and confidences (`agents.heads.Head.confidence`; 0 for a dead end) of a
         batch: what the confidence-aware searches of `pddlgym_sl.search` take."""
-        return self._predict(states, confidences=True)
+        return evaluate_together([self], [states], confidences=True)[0]
 
-    @torch.inference_mode()  # cheaper than no_grad: no version counters or autograd metadata
-    def _predict(
-        self, states: np.ndarray, confidences: bool, upper: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        states = np.ascontiguousarray(states)
-        overlap = torch.get_num_threads() > 1  # the engine beside the forward pass (module docstring)
-        if overlap:
-            pending = _engine_pool().submit(self._engine, states)
-            with inline_kernels():  # one core each: the model's kernels stay on this thread
-                raw = self.trained.model(self.inputs(states))
-            lower, base = pending.result()
-        else:
-            lower, base = self._engine(states)
-        live = np.isfinite(lower) if base is None else np.isfinite(lower) & np.isfinite(base)
-        if overlap:
-            raw = raw[torch.from_numpy(live).to(raw.device)]
-        elif live.any():
-            raw = self.trained.model(self.inputs(states[live]))
-        values = np.full(len(states), np.inf)
-        conf = np.zeros(len(states))
+    def __call__(self, state) -> float:
+        return float(self.batch(state.words[None, :])[0])
+
+
+def _bound_jobs(batches: Sequence[np.ndarray], threads: int) -> list[tuple[int, slice]]:
+    """``(batch index, rows)`` jobs of the bounds: at least one per thread (the calling thread joins
+    after its forward pass and takes what is left), each batch whole or in parts."""
+    jobs = []
+    parts = -(-threads // len(batches)) if threads > 1 else 1
+    for k, states in enumerate(batches):
+        step = max(1, -(-len(states) // parts))
+        jobs += [(k, slice(lo, min(lo + step, len(states)))) for lo in range(0, len(states), step)]
+    return jobs
+
+
+def _forward(heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarray]) -> list[Tensor]:
+    """The model's raw outputs of each batch: one forward pass over all of them when the search
+    inputs can be concatenated (a ``collate`` static method), else one per batch."""
+    model = heuristics[0].trained.model
+    filled = [k for k, states in enumerate(batches) if len(states)]
+    inputs = [heuristics[k].inputs(batches[k]) for k in filled]
+    collate = getattr(type(heuristics[0].inputs), "collate", None)
+    if len(inputs) <= 1 or collate is None:
+        raws = [model(x) for x in inputs]
+    else:
+        raws = list(torch.split(model(collate(inputs)), [len(batches[k]) for k in filled]))
+    out = [torch.empty(0, model.n_outputs)] * len(batches)  # empty batches: no rows
+    for k, raw in zip(filled, raws, strict=True):
+        out[k] = raw
+    return out
+
+
+def _forward_groups(heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarray]) -> list[list[int]]:
+    """The batches of each thread's forward pass: all in one, or, for several searches, in two
+    (one per thread) by the parity of their NLM memo slot (a search's memo entries then stay with
+    one thread's memo shard) or of their index."""
+    if len(batches) < 2:
+        return [list(range(len(batches)))]
+    groups: list[list[int]] = [[], []]
+    for k, h in enumerate(heuristics):
+        groups[getattr(h.inputs, "slot", k) % 2].append(k)
+    return [g for g in groups if g] if groups[0] else [[], groups[1]]
+
+
+@torch.inference_mode()  # cheaper than no_grad: no version counters or autograd metadata
+def evaluate_together(
+    heuristics: Sequence[LearnedHeuristic],
+    batches: Sequence[np.ndarray],
+    uppers: Sequence[np.ndarray | None] | None = None,
+    confidences: bool = False,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(values, confidences)`` of each ``batches[i]`` (a (n_i, n_words) uint64 batch of
+    ``heuristics[i].task``'s states; ``uppers[i]``: its upper bounds or None), with one forward
+    pass of the heuristics' common model (module docstring). Confidences are zeros unless
+    ``confidences``."""
+    if not heuristics or len(heuristics) != len(batches):
+        raise AgentError("evaluate_together needs one batch per heuristic, and at least one")
+    trained = heuristics[0].trained
+    if any(h.trained is not trained for h in heuristics):
+        raise AgentError("evaluate_together evaluates the heuristics of one trained model")
+    batches = [np.ascontiguousarray(states) for states in batches]
+    bounds: list[list] = [[None, None] for _ in batches]
+    threads = min(torch.get_num_threads(), 2)
+    jobs = _bound_jobs(batches, threads)
+    results: list[tuple[np.ndarray, np.ndarray | None] | None] = [None] * len(jobs)
+    taken = itertools.count()  # next() is atomic under the GIL: each job is taken once
+
+    def work(thread: int) -> None:
+        while (j := next(taken)) < len(jobs):
+            k, rows = jobs[j]
+            results[j] = heuristics[k]._engine(batches[k][rows], thread)
+
+    if threads > 1:  # the bounds beside the forward passes (module docstring)
+        groups = _forward_groups(heuristics, batches)
+        raws = [None] * len(batches)
+
+        def forward_then_bounds(thread: int) -> None:
+            group = groups[thread] if thread < len(groups) else []
+            if group:
+                # each thread's kernels, and PyTorch's operations, on that thread (inference mode is
+                # per thread); its own NLM memo
+                with torch.inference_mode(), inline_kernels(), memo_shard(thread):
+                    part = _forward([heuristics[k] for k in group], [batches[k] for k in group])
+                for k, raw in zip(group, part, strict=True):
+                    raws[k] = raw
+            work(thread)
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            helper = _engine_pool().submit(forward_then_bounds, 1)
+            try:
+                forward_then_bounds(0)
+            finally:
+                helper.result()
+        finally:
+            torch.set_num_threads(before)
+    else:
+        work(0)
+        raws = None
+    for (k, _), (lower, base) in zip(jobs, results, strict=True):  # type: ignore[misc]
+        bounds[k][0] = lower if bounds[k][0] is None else np.concatenate([bounds[k][0], lower])
+        if base is not None:
+            bounds[k][1] = base if bounds[k][1] is None else np.concatenate([bounds[k][1], base])
+    for k in range(len(batches)):
+        if bounds[k][0] is None:  # an empty batch
+            bounds[k][0] = np.empty(0)
+            bounds[k][1] = None if heuristics[k].residual is None else np.empty(0)
+    lives = [np.isfinite(lower) & (True if base is None else np.isfinite(base)) for lower, base in bounds]
+    if raws is None:  # one thread: the forward pass of the live states only
+        keep = [k for k, live in enumerate(lives) if live.any()]
+        part = _forward([heuristics[k] for k in keep], [batches[k][lives[k]] for k in keep]) if keep else []
+        raws = [None] * len(batches)
+        for k, raw in zip(keep, part, strict=True):
+            raws[k] = raw
+    else:
+        raws = [raw[torch.from_numpy(live).to(raw.device)] for raw, live in zip(raws, lives, strict=True)]
+    head = trained.head
+    out = []
+    for k, h in enumerate(heuristics):
+        (lower, base), live, raw = bounds[k], lives[k], raws[k]
+        values = np.full(len(batches[k]), np.inf)
+        conf = np.zeros(len(batches[k]))
         if live.any():
             # the bounds are float32 values on the model side (as in training)
             lower_l = lower[live].astype(np.float32)
             base_l = base[live].astype(np.float32) if base is not None else None
+            upper = None if uppers is None else uppers[k]
             upper_l = None if upper is None else np.asarray(upper, dtype=np.float64)[live]
-            head = self.trained.head
-            values[live] = head.heuristic_values(raw, lower_l, base_l, self.clip, upper_l)
+            values[live] = head.heuristic_values(raw, lower_l, base_l, h.clip, upper_l)
             if confidences:
-                conf[live] = head.confidence_values(raw, lower_l, base_l, values[live], clip=self.clip)
-        return values, conf
-
-    def __call__(self, state) -> float:
-        return float(self.batch(state.words[None, :])[0])
+                conf[live] = head.confidence_values(raw, lower_l, base_l, values[live], clip=h.clip)
+        out.append((values, conf))
+    return out
 
 
 def learned_heuristic(
@@ -169,8 +298,8 @@ def learned_heuristic(
 ) -> Any:
     """The search heuristic of a trained model on `task`: with `compiled`, a ``--model wl`` run
     with an N or TN head becomes `agents.models.wl.compiled.CompiledWLHeuristic` (numba, the
-    same values, evaluated inside the search engine's loop where it offers that; `device` is
-    not used then); every other run, or ``compiled=False``, a `LearnedHeuristic`."""
+    same values, evaluated inside the search engine's loop; `device` is not used then); every
+    other run, or ``compiled=False``, a `LearnedHeuristic`."""
     if compiled and trained.name == "wl" and trained.head.dist in ("n", "tn"):
         from agents.models.wl.compiled import CompiledWLHeuristic
 

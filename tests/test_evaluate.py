@@ -11,10 +11,11 @@ import torch
 
 import domains
 from agents.apps.evaluate import Args as EvalArgs
-from agents.apps.evaluate import evaluate
+from agents.apps.evaluate import evaluate, lockstep_width
 from agents.apps.supervised import Args, train
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from pddlgym_sl import load_task
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.search import gbfs
 
 
@@ -129,6 +130,34 @@ def test_evaluate_cli_end_to_end(trained_run, tiny_dataset, tmp_path):
     assert {k: v for k, v in again.items() if k != "wall_seconds"} == {
         k: v for k, v in summary.items() if k != "wall_seconds"
     }
+
+
+def test_evaluate_lockstep_equals_one_search_at_a_time(trained_run, tmp_path):
+    """``--lockstep`` (the default for a learned heuristic) records every problem as ``--lockstep 1``
+    does: the same plans, evaluations and expansions (only the clocks differ)."""
+    results = {}
+    for width in (1, 3):
+        out = tmp_path / f"lockstep-{width}"
+        args = EvalArgs(run=trained_run, split="test", limit=300, lockstep=width, out=out, quiet=True)
+        summary = evaluate(args)
+        assert summary["lockstep"] == width and summary["problems"] == 3
+        results[width] = {
+            p.name: {k: v for k, v in json.loads(p.read_text()).items() if not k.endswith("seconds")}
+            for p in (out / "problems").glob("*.json")
+        }
+    assert results[1] == results[3] and len(results[1]) == 3
+    default = evaluate(EvalArgs(run=trained_run, split="test", limit=300, out=tmp_path / "d", quiet=True))
+    assert default["lockstep"] == 8
+    one_job = EvalArgs(run=trained_run, split="test", limit=300, jobs=2, out=tmp_path / "j", quiet=True)
+    assert lockstep_width(one_job, "nlm") == 1
+    assert lockstep_width(EvalArgs(run=trained_run), "wl") == 1  # compiled WL: inside the engine
+    assert lockstep_width(EvalArgs(run=trained_run, compiled=False), "wl") == 8
+    with pytest.raises(ConfigError, match="--jobs 1"):
+        lockstep_width(EvalArgs(run=trained_run, lockstep=4, jobs=2), "nlm")
+    with pytest.raises(ConfigError, match="--no-compiled"):
+        lockstep_width(EvalArgs(run=trained_run, lockstep=4), "wl")
+    with pytest.raises(ConfigError, match="learned heuristic"):
+        lockstep_width(EvalArgs(heuristic="hff", domain="ferry", lockstep=4), None)
 
 
 def test_baseline_evaluation(tiny_dataset, tmp_path):

@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -168,6 +169,11 @@ class Args:
     address: str | None = None
     """--backend ray: the cluster's address (auto, or HOST:PORT; default: $RAY_ADDRESS, else a Ray
     instance of this machine)"""
+    lockstep: int | None = None
+    """GBFS searches advanced together in one process (agents.lockstep): each round one forward pass
+    over the new states of all of them, their bounds on both cores; every search is node for node the
+    one it would be alone, its seconds count the wall time it was open. Default: 8 for plain GBFS with
+    a learned heuristic (torch path), --jobs 1 and the local backend, else 1 (one search at a time)"""
     device: str = "cpu"
     """device of the forward passes: cpu (GBFS evaluates one expansion's successors at a time, batches
     too small to pay a GPU's transfers), auto (cuda when available), cuda, ..."""
@@ -193,7 +199,7 @@ class Args:
     """no progress bar"""
 
     def __post_init__(self) -> None:
-        check_ranges(self, positive=("limit", "problems", "jobs", "time_limit"))
+        check_ranges(self, positive=("limit", "problems", "jobs", "time_limit", "lockstep"))
         Backend(self.backend, self.jobs, self.address)  # --address without --backend ray
 
 
@@ -239,9 +245,10 @@ def _heuristic(task, domain_file: str):
     return learned_heuristic(trained, task, schema, clip=clip, device=device, compiled=_WORKER["compiled"])
 
 
-def _solve(
-    domain_file: str, problem_file: str, limit: int, time_limit: float | None = None
-) -> dict[str, Any]:
+def _load(
+    domain_file: str, problem_file: str, limit: int, time_limit: float | None
+) -> tuple[Any, float] | dict[str, Any]:
+    """``(task, load seconds)``, or the recorded failure of a task that cannot be loaded."""
     start = time.perf_counter()
     try:
         task = load_task(domain_file, problem_file)
@@ -255,20 +262,27 @@ def _solve(
             "limit": limit,
             "time_limit": time_limit,
         }
-    load_seconds = time.perf_counter() - start
-    options = _WORKER["options"] or SearchOptions(limit)
-    compile_seconds = 0.0
-    if not _WORKER.get("warm"):  # the worker's first problem: compile the kernels outside its timer
+    return task, time.perf_counter() - start
 
-        def short_search(task, heuristic, max_evaluations):
-            return _WORKER["search"](
-                task, heuristic, replace(options, limit=max_evaluations, time_limit=None)
-            )
 
-        compile_seconds = warm_up(short_search, task, _heuristic(task, domain_file))
-        _WORKER["warm"] = True
-    heuristic = _heuristic(task, domain_file)
-    result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
+def _warm_up(task, domain_file: str, options: SearchOptions) -> float:
+    """Compile the kernels outside the timer on the worker's first problem; its compile seconds."""
+    if _WORKER.get("warm"):
+        return 0.0
+
+    def short_search(task, heuristic, max_evaluations):
+        return _WORKER["search"](task, heuristic, replace(options, limit=max_evaluations, time_limit=None))
+
+    seconds = warm_up(short_search, task, _heuristic(task, domain_file))
+    _WORKER["warm"] = True
+    return seconds
+
+
+def _outcome(
+    problem_file: str, task, result: SearchResult, load_seconds: float, compile_seconds: float, limit: int,
+    time_limit: float | None,
+) -> dict[str, Any]:  # fmt: skip
+    """One problem's result record (the plan validated by replay)."""
     if result.solved:
         task.validate_plan(result.plan)  # raises PlanError on an invalid plan
     return {
@@ -287,6 +301,81 @@ def _solve(
         "plan": result.plan,
         **_extra_fields(result),
     }
+
+
+def _solve(
+    domain_file: str, problem_file: str, limit: int, time_limit: float | None = None
+) -> dict[str, Any]:
+    loaded = _load(domain_file, problem_file, limit, time_limit)
+    if isinstance(loaded, dict):
+        return loaded
+    task, load_seconds = loaded
+    options = _WORKER["options"] or SearchOptions(limit)
+    compile_seconds = _warm_up(task, domain_file, options)
+    heuristic = _heuristic(task, domain_file)
+    result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
+    return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
+
+
+def _solve_lockstep(
+    domain_file: str, problem_files: list[str], limit: int, time_limit: float | None, width: int
+) -> Iterator[dict[str, Any]]:
+    """The results of `_solve` for every problem (in the order the searches finish), ``width``
+    GBFS searches advanced together (`agents.lockstep`): each task is loaded when a search slot
+    is free."""
+    from agents.lockstep import LockstepSearch, lockstep
+
+    failed: list[dict[str, Any]] = []
+    loads: dict[str, tuple[Any, float, float]] = {}
+
+    def searches() -> Iterator[LockstepSearch]:
+        for problem_file in problem_files:
+            loaded = _load(domain_file, problem_file, limit, time_limit)
+            if isinstance(loaded, dict):
+                failed.append(loaded)
+                continue
+            task, load_seconds = loaded
+            compile_seconds = _warm_up(task, domain_file, SearchOptions(limit))
+            loads[problem_file] = (task, load_seconds, compile_seconds)
+            yield LockstepSearch(problem_file, task, _heuristic(task, domain_file))
+
+    for problem_file, result in lockstep(searches(), width, max_evaluations=limit, time_limit=time_limit):
+        yield from failed
+        failed.clear()
+        task, load_seconds, compile_seconds = loads.pop(problem_file)
+        yield _outcome(str(problem_file), task, result, load_seconds, compile_seconds, limit, time_limit)
+    yield from failed
+
+
+LOCKSTEP_DEFAULT = 8
+"""``--lockstep`` where it applies and is not given: searches advanced together."""
+
+
+def lockstep_width(args: Args, model: str | None) -> int:
+    """How many searches `evaluate` advances together: ``--lockstep``, or `LOCKSTEP_DEFAULT` for
+    plain GBFS with a learned heuristic on the torch path in one local process (the only case it
+    supports), else 1. `model` is the run's model name (None without a run): a ``--model wl`` run
+    evaluates with its compiled heuristic inside the engine, not in lockstep, unless --no-compiled."""
+    applies = args.run is not None and args.search == "gbfs" and args.prune == "none"
+    in_engine = model == "wl" and args.compiled
+    if args.lockstep is None:
+        default = applies and not in_engine and args.jobs == 1 and args.backend == "local"
+        return LOCKSTEP_DEFAULT if default else 1
+    if args.lockstep > 1 and not applies:
+        raise ConfigError(
+            "--lockstep advances GBFS searches with a learned heuristic (--run, --search gbfs, no --prune)"
+        )
+    if args.lockstep > 1 and in_engine:
+        raise ConfigError(
+            "--lockstep: a --model wl run is evaluated inside the search engine; add --no-compiled to "
+            "evaluate it with torch in lockstep"
+        )
+    if args.lockstep > 1 and (args.jobs > 1 or args.backend != "local"):
+        raise ConfigError(
+            "--lockstep K > 1 runs in one process (it keeps both cores busy itself): use --jobs 1 and "
+            "the local backend"
+        )
+    return args.lockstep
 
 
 def _extra_fields(result: SearchResult) -> dict[str, Any]:
@@ -372,6 +461,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         if not (args.run / "model.json").exists():
             raise ConfigError(f"{args.run} is not a trained run (no model.json)")
         record = run_args(args.run)[1]
+    width = lockstep_width(args, record.model if record is not None else None)
     domain = args.domain or (record.domain if record is not None else None)
     data = args.data or (record.data if record is not None else None)
     split = args.split
@@ -437,13 +527,19 @@ def evaluate(args: Args) -> dict[str, Any]:
     )
     start = time.perf_counter()
 
-    def record(unit: Unit, result: dict[str, Any]) -> None:
+    def keep(unit: Unit | None, result: dict[str, Any]) -> None:
         atomic_write_json(out / "problems" / f"{Path(result['problem']).stem}.json", result)
         bar.update(1)
 
-    units = [Unit(str(f), (str(domain_file), str(f), args.limit, args.time_limit)) for f in pending]
-    try:  # one problem per unit: in this process (--jobs 1), local worker processes, or Ray tasks
-        run_units(_solve, units, backend, on_result=record, initializer=_init_worker, initargs=init)
+    try:
+        if width > 1:  # several searches in this process, one forward pass per round
+            _init_worker(*init)
+            names = [str(f) for f in pending]
+            for result in _solve_lockstep(str(domain_file), names, args.limit, args.time_limit, width):
+                keep(None, result)
+        else:  # one problem per unit: in this process (--jobs 1), local worker processes, or Ray tasks
+            units = [Unit(str(f), (str(domain_file), str(f), args.limit, args.time_limit)) for f in pending]
+            run_units(_solve, units, backend, on_result=keep, initializer=_init_worker, initargs=init)
     except KeyboardInterrupt as exc:
         done = sum(_finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit) for f in files)
         note_kept(exc, f"{done} of {len(files)} problems are evaluated, kept in {out / 'problems'}")
@@ -460,6 +556,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         "search": args.search,
         "config": label,
         "time_limit": args.time_limit,
+        "lockstep": width,
         **summarize(results, args.limit),
         "wall_seconds": round(time.perf_counter() - start, 2),
     }

@@ -9,6 +9,7 @@ and adds the object mask; `NLMTrainingInputs` encodes every problem of a split o
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -108,9 +109,18 @@ class NLMTrainingInputs:
         return {k: v.to(device) for k, v in nlm_batch(items).items()}
 
 
+_SLOTS = itertools.count()
+"""Memo slots of `NLMSearchInputs` instances (one per searched task)."""
+
+
 class NLMSearchInputs:
     """`agents.inputs.SearchInputs` of the NLM: one task's states encoded per call (no padding;
-    the model casts the int8 tensors itself).
+    the model casts the int8 tensors itself), and `collate` to join the inputs of several tasks.
+
+    Each call also gives ``"memo_slot"`` (``[B]`` int64, the same for every state of this task):
+    the compiled inference path keeps the arity-3 memo of each slot apart
+    (`agents.models.nlm.fast.arity3_memo.Block3Memo`), so that the searches of a lockstep batch do
+    not evict one another's references; the model's output does not depend on it.
 
     Args:
         task: the task searched. device: where the forward pass runs. schema: the domain's
@@ -123,9 +133,38 @@ class NLMSearchInputs:
             schema = Schema.from_domain_file(task.domain_file)
         self.encoder = NLMEncoder(schema, task)
         self.device = device
+        self.slot = next(_SLOTS)
 
     def __call__(self, states: np.ndarray) -> dict[str, Tensor]:
-        arrays = self.encoder.encode_batch(states).items()
+        arrays = dict(self.encoder.encode_batch(states))
+        arrays["memo_slot"] = np.full(len(states), self.slot, dtype=np.int64)
         if self.device.type == "cpu":  # a no-op .to() still costs ~15 µs per tensor
-            return {k: torch.from_numpy(v) for k, v in arrays}
-        return {k: torch.from_numpy(v).to(self.device) for k, v in arrays}
+            return {k: torch.from_numpy(v) for k, v in arrays.items()}
+        return {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
+
+    @staticmethod
+    def collate(items: Sequence[Mapping[str, Tensor]]) -> dict[str, Tensor]:
+        """One batch of the inputs of several tasks (calls of `NLMSearchInputs`, with the same
+        arities and channels, on one device): padded with zeros to the largest object count, the
+        object mask marking each task's objects."""
+        n_max = max(int(item["object_mask"].shape[1]) for item in items)
+        total = sum(int(item["object_mask"].shape[0]) for item in items)
+        out: dict[str, Tensor] = {}
+        for key, first in items[0].items():
+            if key == "memo_slot" or (key.startswith("arity") and key == "arity0"):
+                out[key] = torch.cat([item[key] for item in items])
+                continue
+            k = first.dim() - 2 if key.startswith("arity") else 1
+            if all(int(item[key].shape[1]) == n_max for item in items):
+                out[key] = torch.cat([item[key] for item in items])
+                continue
+            shape = (total, *([n_max] * k), *(first.shape[k + 1 :]))
+            joined = first.new_zeros(shape)
+            row = 0
+            for item in items:
+                x = item[key]
+                n = int(x.shape[1])
+                joined[(slice(row, row + x.shape[0]), *([slice(0, n)] * k))] = x
+                row += x.shape[0]
+            out[key] = joined
+        return out

@@ -12,7 +12,8 @@ module              computes
 `arity2`            a layer's activated arity-2 output, or its ∃/∀ (training and inference)
 `arity3_block`      the arity-3 block of the first two layers, from their arity-2 inputs straight
                     to the four ∃/∀ tensors the next layers read (training)
-`arity3_memo`       the same block for inference, memoised per first-layer input and patched
+`arity3_memo`       the same block for inference, memoised and computed incrementally from
+                    states evaluated in full shortly before
 `low_arity`         a layer's arity <= 1 outputs in one call (inference)
 `inference`         `InferencePlan`: the gradient-free forward of a network (search)
 `simd`, `jit`,      8-lane vectors, numba options and inlined helpers, threads, array layouts

@@ -14,9 +14,10 @@ outputs), with at most three compiled calls per layer:
   `agents.models.nlm.fast.low_arity.low_arity_forward`, its arity-2 output one call of the arity-2
   kernel of `agents.models.nlm.fast.arity2`;
 * the arity-3 block runs in `agents.models.nlm.fast.arity3_memo`, which keeps its costly part (a
-  function of the first layer's arity-2 input only) for recently seen inputs and patches it for
-  inputs that differ in a few object pairs; the plan owns the memo, so it starts empty whenever
-  the weights change.
+  function of the first layer's arity-2 input only) for recently seen inputs, and computes a state
+  from a recent state evaluated in full over the objects where the two differ; the plan owns the
+  memo, so it starts empty whenever the weights change. An input ``"memo_slot"`` (``[B]`` ints)
+  keeps the states of different searches apart in it (`agents.models.nlm.inputs.NLMSearchInputs`).
 
 Hidden features travel between layers with their channel axis padded to the SIMD width (the
 padded lanes hold values that zero weight rows ignore); the raw inputs are read unpadded where
@@ -36,9 +37,9 @@ from torch import Tensor
 
 from agents.models.nlm.fast.arity2 import arity2_forward, arity2_weights
 from agents.models.nlm.fast.arity3_memo import Block3Memo
-from agents.models.nlm.fast.arrays import pad_lanes, pad_last
+from agents.models.nlm.fast.arrays import Workspace, pad_lanes, pad_last
 from agents.models.nlm.fast.low_arity import low_arity_forward
-from agents.models.nlm.fast.threads import parallel, split_batch
+from agents.models.nlm.fast.threads import current_shard, parallel, split_batch
 
 if TYPE_CHECKING:
     from agents.models.nlm.layer import NLMLayer
@@ -91,6 +92,8 @@ class _LayerPlan:
         memo: Block3Memo | None,
     ):
         self.layer, self.first, self.memo = layer, first, memo
+        self._shards = {0: memo}  # the memo of each thread shard (`memo_shard`), made on first use
+        self._spaces: dict[int, Workspace] = {}  # each shard's output arrays, reused from call to call
         self.full, self.red = dict(full), dict(red)
         outs = layer.out_channels
         self.lazy3 = 3 in outs and memo is None  # the next layer's memo builds it
@@ -101,6 +104,19 @@ class _LayerPlan:
         self.no_part = np.zeros((1, 1, 1, 1), self.dtype)
         self.low = self._low_weights() if outs.keys() & {0, 1} else None
         self.a2 = self._a2_layout() if 2 in outs else None
+
+    def _workspace(self) -> Workspace:
+        """The calling thread's workspace (one per memo shard)."""
+        return self._spaces.setdefault(current_shard(), Workspace())
+
+    def _memo(self) -> Block3Memo:
+        """The calling thread's memo (`agents.models.nlm.fast.threads.memo_shard`): an empty copy of
+        shard 0's for a new shard."""
+        shard = current_shard()
+        memo = self._shards.get(shard)
+        if memo is None:
+            memo = self._shards.setdefault(shard, self.memo.spawn())  # type: ignore[union-attr]
+        return memo
 
     def _in(self, k: int) -> int:
         return self.full.get(k, self.red.get(k, 0))
@@ -155,8 +171,10 @@ class _LayerPlan:
         red: dict[int, Pair],
         lazy: np.ndarray | None,
         mask: np.ndarray,
+        slots: np.ndarray | None = None,
     ) -> tuple[dict[int, np.ndarray], dict[int, Pair], np.ndarray | None]:
-        """This layer's outputs ``(full, reduced, lazy arity-3 input of the next layer)``."""
+        """This layer's outputs ``(full, reduced, lazy arity-3 input of the next layer)``; ``slots``:
+        the rows' memo slots (`Block3Memo`)."""
         layer, dt = self.layer, self.dtype
         nb, big_n = mask.shape
         excl = bool(layer.exclude_self)
@@ -165,7 +183,7 @@ class _LayerPlan:
         if self.memo is not None:
             assert lazy is not None
             x2 = _true(full[2], self.full[2]) if self.memo.cp else None
-            blocks = self.memo(lazy, x2, mask, excl)
+            blocks = self._memo()(lazy, x2, mask, excl, slots)
             red = {**red, 3: (blocks[0], blocks[1])}
             if len(blocks) == 4:
                 out_red[3] = (blocks[2], blocks[3])
@@ -180,7 +198,8 @@ class _LayerPlan:
             y_shape, red_shape = (
                 ((1, 1, 1, co8), (nb, big_n, co8)) if reduce else ((nb, big_n, big_n, co8), (1, 1, co8))
             )
-            outs = tuple(np.empty(y_shape if k == 0 else red_shape, dt) for k in range(5))
+            ws = self._workspace()
+            outs = tuple(ws.get(f"a2{k}", y_shape if k == 0 else red_shape, dt) for k in range(5))
             args = (x1, parts3, offs, (we, wo, bias), mask, excl, reduce, outs)
             parallel([lambda lo=lo, hi=hi: arity2_forward(lo, hi, *args) for lo, hi in split_batch(mask, 2)])
             if reduce:
@@ -191,8 +210,10 @@ class _LayerPlan:
             weights, flags = self.low
             out1, reduce1, out0, _ = flags
 
-            def arr(shape: tuple[int, ...], used: bool) -> np.ndarray:
-                return np.empty(shape if used else (1,) * (len(shape) - 1) + (8,), dt)
+            ws = self._workspace()
+
+            def arr(name: str, shape: tuple[int, ...], used: bool) -> np.ndarray:
+                return ws.get(name, shape if used else (1,) * (len(shape) - 1) + (8,), dt)
 
             def given(k: int, dims: int) -> np.ndarray:
                 return full[k] if k in self.full else self.absent[dims]
@@ -201,9 +222,9 @@ class _LayerPlan:
                 return red[k] if k in self.red else (self.absent[dims],) * 2
 
             co1, co0 = weights[2].shape[0], weights[4].shape[0]
-            y1 = arr((nb, big_n, co1), out1 and not reduce1)
-            e1, f1 = arr((nb, co1), out1 and reduce1), arr((nb, co1), out1 and reduce1)
-            y0 = arr((nb, co0), out0)
+            y1 = arr("y1", (nb, big_n, co1), out1 and not reduce1)
+            e1, f1 = arr("e1", (nb, co1), out1 and reduce1), arr("f1", (nb, co1), out1 and reduce1)
+            y0 = arr("y0", (nb, co0), out0)
             xs = (given(0, 1), given(1, 2), given(2, 3))
             reds = (*given_red(1, 1), *given_red(2, 2))
             args = (xs, reds, mask, excl, weights, flags, (y1, e1, f1, y0))
@@ -232,8 +253,8 @@ class InferencePlan:
         self.ptrs = [p.data_ptr() for p in self.live]
         self.views = [p.detach().numpy().reshape(-1) for p in self.live]  # share the parameters' memory
         self.snapshot = np.concatenate(self.views)
-        self.scratch = np.empty_like(self.snapshot)
         self.in_channels = dict(model.in_channels)
+        self._spaces: dict[int, Workspace] = {}  # each thread shard's input arrays, reused
         self.n_outputs = model.n_outputs
         self.layers: list[_LayerPlan] = []
         full, red = dict(model.in_channels), {}
@@ -299,8 +320,8 @@ class InferencePlan:
         changes them in place, possibly through ``.data``, which no version counter sees)."""
         if any(p.data_ptr() != ptr for p, ptr in zip(self.live, self.ptrs, strict=True)):
             return False
-        np.concatenate(self.views, out=self.scratch)  # the views read the parameters' memory
-        return bool(np.array_equal(self.scratch, self.snapshot))
+        # the views read the parameters' memory (a fresh array: two threads may ask at once)
+        return bool(np.array_equal(np.concatenate(self.views), self.snapshot))
 
     def __call__(self, model: NLM, inputs: Mapping[str, Tensor], dtype: torch.dtype) -> Tensor:
         """The output ``[B, n_outputs]`` of ``model`` (which `current` accepts) on ``inputs``."""
@@ -309,17 +330,27 @@ class InferencePlan:
         dense = mask.shape[1] > 0 and bool(mask.all())
         raw: dict[int, np.ndarray] = {}
         full: dict[int, np.ndarray] = {}
+        ws = self._spaces.setdefault(current_shard(), Workspace())
         for k in self.in_channels:
-            x = inputs[f"arity{k}"].numpy().astype(np_dtype)
+            given = inputs[f"arity{k}"].numpy()
+            x = ws.get(f"raw{k}", given.shape, np_dtype)
+            np.copyto(x, given, casting="unsafe")
             if k >= 1 and not dense:  # zero the padding (it may hold anything)
                 real = mask.reshape(mask.shape[0], *([1] * (k - 1)), -1)
                 for j in range(1, k):
                     real = real & mask.reshape(mask.shape[0], *([1] * (j - 1)), -1, *([1] * (k - j)))
-                x = np.where(real[..., None], x, np_dtype(0))
-            raw[k] = np.ascontiguousarray(x)
-            full[k] = pad_last(raw[k], _pad8(x.shape[-1]))
+                np.copyto(x, np_dtype(0), where=~real[..., None])
+            raw[k] = x
+            width = _pad8(x.shape[-1])
+            if width == x.shape[-1]:
+                full[k] = x
+            else:
+                full[k] = ws.zeros(f"full{k}", (*x.shape[:-1], width), np_dtype)
+                full[k][..., : x.shape[-1]] = x
+        slots = inputs.get("memo_slot")
+        slots = None if slots is None else np.asarray(slots)
         red: dict[int, Pair] = {}
         lazy: np.ndarray | None = None
         for layer in self.layers:
-            full, red, lazy = layer(full, raw, red, lazy, mask)
-        return torch.from_numpy(np.ascontiguousarray(full[0][:, : self.n_outputs]))
+            full, red, lazy = layer(full, raw, red, lazy, mask, slots)
+        return torch.from_numpy(np.array(full[0][:, : self.n_outputs]))  # a copy: layers reuse their arrays

@@ -3,6 +3,7 @@
 The kernels release the GIL: `parallel` runs them on batch slices (`split_batch`) in
 ``torch.get_num_threads()`` Python threads (no second OpenMP runtime beside PyTorch's), or on the
 calling thread alone inside `inline_kernels` (for a caller that keeps the other cores busy).
+`memo_shard` gives a thread's forward passes their own arity-3 memo.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["inline_kernels", "kernel_threads", "parallel", "split_batch"]
+__all__ = ["inline_kernels", "kernel_threads", "memo_shard", "parallel", "split_batch"]
 
 _POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (pid of the creating process, threads, pool)
 _CHUNKS_PER_THREAD = 4
@@ -52,6 +53,25 @@ def inline_kernels() -> Iterator[None]:
         yield
     finally:
         _LOCAL.inline = before
+
+
+def current_shard() -> int:
+    """The memo shard of the calling thread (`memo_shard`; 0 unless set)."""
+    return getattr(_LOCAL, "shard", 0)
+
+
+@contextlib.contextmanager
+def memo_shard(shard: int) -> Iterator[None]:
+    """Run the inference plans called from this thread on their memo shard ``shard``: two threads
+    that run forward passes of one network at the same time (the searches of a lockstep batch, split
+    between them) each keep their own memo (`agents.models.nlm.fast.inference.InferencePlan`), which
+    is not shared between threads."""
+    before = current_shard()
+    _LOCAL.shard = shard
+    try:
+        yield
+    finally:
+        _LOCAL.shard = before
 
 
 def parallel(jobs: list[Callable[[], Any]]) -> None:
