@@ -124,6 +124,10 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
+SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0
+"""A learned σ is ``SIGMA_MIN + SIGMA_RANGE * sigmoid(raw)`` (as pddlsl's ModelWrapper._clip_sigma):
+`agents.heads` in training, `agents.tn_mean` in search."""
+
 # The regime thresholds and series coefficients below are public: `agents.tn_mean` compiles the
 # same formulas for search and must use the same constants.
 TAYLOR_H = 1.0  # T regime: h < 1 and h·c < 1.5 (see the module docstring)

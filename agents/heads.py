@@ -87,7 +87,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from agents.distributions import Gaussian, TruncatedGaussian
+from agents.distributions import SIGMA_MIN, SIGMA_RANGE, Gaussian, TruncatedGaussian
 from agents.errors import AgentError
 from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPER_DEFAULTS, UPPERS
 from agents.unit_bucket import normal_bucket, truncated_normal_bucket
@@ -110,7 +110,6 @@ OPEN_BOUND_EPS = 0.1  # appendix B.3: l − ε, u + ε
 _UPPER_COLUMNS = {"plan": "upper"}
 """Per ``upper`` option that reads ``u`` from the data, its label column (`LabelledSplit.upper`)."""
 FIXED_SIGMA = 1.0 / math.sqrt(2.0)  # N NLL = squared error + const
-SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0  # σ = 0.1 + 10 sigmoid(raw), as pddlsl's ModelWrapper._clip_sigma
 
 
 def _check(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -54,11 +54,13 @@ def lockstep(
     max_evaluations: int | None = 10_000,
     time_limit: float | None = None,
     astar: bool = False,
+    memory_limit: float | None = None,
 ) -> Iterator[tuple[Hashable, SearchResult]]:
     """Run the searches (GBFS; A* when ``astar``), up to ``width`` at a time, and yield ``(key,
     result)`` as each finishes (in the order they finish). ``searches`` is read lazily: a search
     is built (its task loaded, say) only when there is room for it. Every search's heuristic must
-    belong to one trained model (one forward pass serves them all)."""
+    belong to one trained model (one forward pass serves them all). ``memory_limit`` (MB) bounds
+    the process, as in `pddlgym_sl.search.gbfs`: the searches open then end with ``memory_limit``."""
     if int(width) != width or width < 1:
         raise AgentError(f"lockstep width must be a positive whole number, not {width!r}")
     pending = iter(searches)
@@ -76,6 +78,7 @@ def lockstep(
                 astar=astar,
                 max_evaluations=max_evaluations,
                 time_limit=time_limit,
+                memory_limit=memory_limit,
             )
             open_.append((search, run))
         if not open_:

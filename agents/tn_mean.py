@@ -24,11 +24,12 @@ from agents.distributions import (
     FAR_BOUND_D,
     S0_COEF,
     S1_COEF,
+    SIGMA_MIN,
+    SIGMA_RANGE,
     TAYLOR_H,
     TAYLOR_HC,
     TAYLOR_TERMS,
 )
-from agents.heads import SIGMA_MIN, SIGMA_RANGE
 from pddlgym_sl.numba_cache import CACHE
 
 __all__ = ["learned_sigma", "learned_sigma_one", "tn_mean", "tn_mean_one"]

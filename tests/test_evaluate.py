@@ -4,6 +4,7 @@ evaluation CLI end to end on a tiny trained run."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -206,3 +207,37 @@ def test_the_test_reduced_problems_are_planned_on_without_a_dataset(tmp_path, mo
         for spec in get_preset("test-reduced", "ferry").splits["test-reduced"]
     }
     assert {p.name for p in (out / "problems").iterdir()} <= names
+
+
+def test_accuracy_alone_prints_table_1_without_planning(trained_run, capsys):
+    """``--run R --accuracy`` prints the test-split metrics and writes accuracy.json; no search runs."""
+    from agents.apps.evaluate import main
+
+    before = {p for p in (trained_run / "eval").rglob("*")} if (trained_run / "eval").exists() else set()
+    assert main(["--run", str(trained_run), "--accuracy"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    stored = json.loads((trained_run / "eval" / "accuracy.json").read_text())
+    assert "mse" in line and "nll" in line and "hff_mse" in line and np.isfinite(stored["test_mse"])
+    made = {p for p in (trained_run / "eval").rglob("*")} - before
+    assert made == {trained_run / "eval" / "accuracy.json"}  # no eval/<split>/ problems: nothing planned
+
+
+def test_memory_limit_ends_a_search_with_its_status_and_is_searched_again_under_another(tmp_path):
+    """``--memory-limit`` reaches the search: blind GBFS on ferry 40/40 under 1 MB ends with status
+    memory_limit (recorded with the limit); the same command keeps it, another limit searches again."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "domain.pddl").write_text(domains.domain_file("ferry").read_text())
+    (tasks / "p1.pddl").write_text(domains.generate_problem("ferry", seed=1, locations=40, cars=40))
+    out = tmp_path / "eval"
+    args = EvalArgs(heuristic="blind", tasks=tasks, limit=10**8, memory_limit=1, out=out, quiet=True)
+    assert evaluate(args)["solved"] == 0
+    record = json.loads((out / "problems" / "p1.json").read_text())
+    assert record["status"] == "memory_limit" and record["memory_limit"] == 1
+    stamp = (out / "problems" / "p1.json").stat().st_mtime_ns
+    evaluate(args)  # the same budget: kept
+    assert (out / "problems" / "p1.json").stat().st_mtime_ns == stamp
+    evaluate(replace(args, memory_limit=2))  # another memory limit: searched again
+    assert json.loads((out / "problems" / "p1.json").read_text())["memory_limit"] == 2
+    with pytest.raises(ConfigError, match="memory-limit"):
+        evaluate(EvalArgs(run=tmp_path, search="dual", memory_limit=100))

@@ -35,8 +35,9 @@ task that cannot be loaded is a recorded failure.
 Results go to ``<run>/eval/<split>[-clip][-<search>]/`` (no suffix for gbfs; baselines:
 ``runs/baselines/<domain>__<heuristic>/eval/<split>[-<search>]/``):
 one JSON per problem (written atomically; finished problems are skipped on a re-run) and
-``summary.json``. ``--accuracy`` also writes the test-split accuracy (Table 1: MSE, MSE+clip,
-NLL, beside hFF and LM-cut) to ``<run>/eval/accuracy.json``.
+``summary.json``. ``--run R --accuracy`` plans nothing: it prints the run's accuracy on its
+dataset's test split (Table 1: MSE, MSE+clip, NLL, beside hFF and LM-cut) and writes it to
+``<run>/eval/accuracy.json``.
 
 Parallel (`pddlgym_sl.parallel`, one problem per unit): ``--jobs N`` local worker processes, or
 ``--backend ray [--address ADDR]`` Ray tasks on a cluster (the ``[cluster]`` extra; every node
@@ -85,12 +86,19 @@ class SearchOptions:
     threshold: Threshold | None = None
     prioritize: bool = False
     time_limit: float | None = None
+    memory_limit: float | None = None
 
 
 def _single_queue(task, heuristic, options: SearchOptions) -> SearchResult:
     """The engine's GBFS, or with a threshold the single-queue GBFS that prunes unconfident states."""
     if options.threshold is None:
-        return gbfs(task, heuristic, max_evaluations=options.limit, time_limit=options.time_limit)
+        return gbfs(
+            task,
+            heuristic,
+            max_evaluations=options.limit,
+            time_limit=options.time_limit,
+            memory_limit=options.memory_limit,
+        )
     return confidence_gbfs(
         task, heuristic, options.threshold, max_evaluations=options.limit, time_limit=options.time_limit
     )
@@ -112,7 +120,13 @@ def _plain(name: str):
     """A search of `pddlgym_sl.search.SEARCHES` under the budget (no confidence threshold)."""
 
     def search(task, heuristic, options: SearchOptions) -> SearchResult:
-        return SEARCHES[name](task, heuristic, max_evaluations=options.limit, time_limit=options.time_limit)
+        return SEARCHES[name](
+            task,
+            heuristic,
+            max_evaluations=options.limit,
+            time_limit=options.time_limit,
+            memory_limit=options.memory_limit,
+        )
 
     return search
 
@@ -156,6 +170,10 @@ class Args:
     """domain file of --tasks (default: DIR/domain.pddl or DIR/../domain.pddl)"""
     time_limit: float | None = None
     """wall-clock limit of each search in seconds (default: none)"""
+    memory_limit: float | None = None
+    """memory limit of each search's process in MB: a search that would pass it ends with status
+    memory_limit (default: 3/4 of the machine's memory, shared by the --jobs processes); not for
+    --search dual or --prune (their queues are Python's)"""
     clip: bool = False
     """N+clip: clip mu below by the admissible bound"""
     search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
@@ -184,7 +202,8 @@ class Args:
     out: Path | None = None
     """result directory (default: <run>/eval/<split>[-clip] or runs/baselines/...)"""
     accuracy: bool = False
-    """also compute the test-split accuracy of the run (Table 1)"""
+    """instead of planning: print (and write to <run>/eval/accuracy.json) the run's accuracy on its
+    dataset's test split (Table 1: MSE, MSE+clip, NLL, beside hFF and LM-cut); needs --run"""
     confidence: bool = False
     """first (re)write the run's confidence files (training-data thresholds, Table 1 of Heller et al.)"""
     prune: Literal[PRUNE_CHOICES] = "none"
@@ -199,7 +218,7 @@ class Args:
     """no progress bar"""
 
     def __post_init__(self) -> None:
-        check_ranges(self, positive=("limit", "problems", "jobs", "time_limit", "lockstep"))
+        check_ranges(self, positive=("limit", "problems", "jobs", "time_limit", "memory_limit", "lockstep"))
         Backend(self.backend, self.jobs, self.address)  # --address without --backend ray
 
 
@@ -298,6 +317,7 @@ def _outcome(
         "compile_seconds": round(compile_seconds, 4),
         "limit": limit,
         "time_limit": time_limit,
+        "memory_limit": _WORKER["options"].memory_limit,
         "plan": result.plan,
         **_extra_fields(result),
     }
@@ -310,11 +330,21 @@ def _solve(
     if isinstance(loaded, dict):
         return loaded
     task, load_seconds = loaded
-    options = _WORKER["options"] or SearchOptions(limit)
+    options = _WORKER["options"]
     compile_seconds = _warm_up(task, domain_file, options)
     heuristic = _heuristic(task, domain_file)
     result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
     return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
+
+
+def _compile_once(init: tuple, domain_file: str, problem_file: str) -> None:
+    """Compile this evaluation's kernels (engine, heuristic, model) here, before the worker
+    processes start: they then load them from numba's disk cache, instead of each compiling the
+    same kernels at once (minutes of CPU per worker on a cold cache)."""
+    _init_worker(*init)
+    loaded = _load(domain_file, problem_file, 1, None)
+    if not isinstance(loaded, dict):  # a task that cannot be loaded is the worker's to record
+        _warm_up(loaded[0], domain_file, _WORKER["options"])
 
 
 def _solve_lockstep(
@@ -335,11 +365,14 @@ def _solve_lockstep(
                 failed.append(loaded)
                 continue
             task, load_seconds = loaded
-            compile_seconds = _warm_up(task, domain_file, SearchOptions(limit))
+            compile_seconds = _warm_up(task, domain_file, _WORKER["options"])
             loads[problem_file] = (task, load_seconds, compile_seconds)
             yield LockstepSearch(problem_file, task, _heuristic(task, domain_file))
 
-    for problem_file, result in lockstep(searches(), width, max_evaluations=limit, time_limit=time_limit):
+    memory_limit = _WORKER["options"].memory_limit
+    for problem_file, result in lockstep(
+        searches(), width, max_evaluations=limit, time_limit=time_limit, memory_limit=memory_limit
+    ):
         yield from failed
         failed.clear()
         task, load_seconds, compile_seconds = loads.pop(problem_file)
@@ -385,12 +418,15 @@ def _extra_fields(result: SearchResult) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ driver side
-def _finished(path: Path, limit: int, time_limit: float | None = None) -> bool:
-    """A problem is done when its result exists and was obtained under the same budget."""
+def _finished(path: Path, args: Args) -> bool:
+    """A problem is done when its result exists and was obtained under the same budget (a search
+    that ran out of memory is searched again under another ``--memory-limit``)."""
     if not path.is_file():
         return False
     result = json.loads(path.read_text())
-    return result.get("limit") == limit and result.get("time_limit") == time_limit
+    if result.get("status") == "memory_limit" and result.get("memory_limit") != _process_memory_limit(args):
+        return False
+    return result.get("limit") == args.limit and result.get("time_limit") == args.time_limit
 
 
 def summarize(results: list[dict[str, Any]], limit: int) -> dict[str, Any]:
@@ -429,6 +465,21 @@ def _check_search_args(args: Args) -> None:
         raise ConfigError("--prune mean|adaptive and --threshold X go together")
     if args.prioritize and (args.search != "dual" or args.prune == "none"):
         raise ConfigError("--prioritize needs --search dual and the threshold of --prune mean|adaptive")
+    if args.memory_limit is not None and confidence_aware:
+        raise ConfigError("--memory-limit bounds the engine's searches: not --search dual or --prune")
+
+
+def _process_memory_limit(args: Args) -> float | None:
+    """Each search process's memory limit in MB: ``--memory-limit``, or with several local worker
+    processes their share of the default (`pddlgym_sl.memory.default_memory_limit`); None (the
+    default of the process) for one process or a Ray worker (its node's)."""
+    if args.memory_limit is not None:
+        return args.memory_limit
+    if args.backend == "local" and args.jobs > 1:
+        from pddlgym_sl.memory import default_memory_limit
+
+        return default_memory_limit() / args.jobs / 2**20
+    return None
 
 
 def _check_known_split(domain: str, split: str, data: Path | None) -> None:
@@ -483,7 +534,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     if args.confidence and args.run is not None:
         refresh_run_confidence(args.run, args.device)
     label = config_label(args)
-    options = SearchOptions(args.limit)
+    options = SearchOptions(args.limit, memory_limit=_process_memory_limit(args))
     if args.prune != "none":
         options = replace(options, threshold=run_threshold(args.run, args.prune, args.threshold, args.device))
         options = replace(options, prioritize=args.prioritize)
@@ -501,9 +552,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / (split + suffix)
     (out / "problems").mkdir(parents=True, exist_ok=True)
     remove_orphaned_temporaries(out)  # what a run killed mid-write left
-    pending = [
-        f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit)
-    ]
+    pending = [f for f in files if not _finished(out / "problems" / f"{f.stem}.json", args)]
 
     backend = Backend(args.backend, args.jobs, args.address)
     threads = torch.get_num_threads() if (backend.kind, backend.jobs) == ("local", 1) else 1
@@ -538,10 +587,12 @@ def evaluate(args: Args) -> dict[str, Any]:
             for result in _solve_lockstep(str(domain_file), names, args.limit, args.time_limit, width):
                 keep(None, result)
         else:  # one problem per unit: in this process (--jobs 1), local worker processes, or Ray tasks
+            if pending and (backend.kind != "local" or backend.jobs > 1):
+                _compile_once(init, str(domain_file), str(pending[0]))
             units = [Unit(str(f), (str(domain_file), str(f), args.limit, args.time_limit)) for f in pending]
             run_units(_solve, units, backend, on_result=keep, initializer=_init_worker, initargs=init)
     except KeyboardInterrupt as exc:
-        done = sum(_finished(out / "problems" / f"{f.stem}.json", args.limit, args.time_limit) for f in files)
+        done = sum(_finished(out / "problems" / f"{f.stem}.json", args) for f in files)
         note_kept(exc, f"{done} of {len(files)} problems are evaluated, kept in {out / 'problems'}")
         raise
     finally:
@@ -561,9 +612,26 @@ def evaluate(args: Args) -> dict[str, Any]:
         "wall_seconds": round(time.perf_counter() - start, 2),
     }
     atomic_write_json(out / "summary.json", summary)
-    if args.accuracy and args.run is not None:
-        atomic_write_json(args.run / "eval" / "accuracy.json", accuracy(args.run, data, domain, args.device))
     return summary
+
+
+def run_accuracy(args: Args) -> dict[str, float]:
+    """``--accuracy``: the run's test-split accuracy (`accuracy`), written to
+    ``<run>/eval/accuracy.json``; `ConfigError` when there is no run or no test split."""
+    from agents.training.records import run_args
+
+    if args.run is None or not (args.run / "model.json").exists():
+        raise ConfigError("--accuracy needs a trained run: --run DIR (with model.json)")
+    record = run_args(args.run)[1]
+    data, domain = args.data or record.data, args.domain or record.domain
+    if data is None or not (data / domain / "test").is_dir():
+        where = data / domain / "test" if data is not None else "its dataset (the run records none)"
+        raise ConfigError(
+            f"--accuracy needs the test split of the run's data: {where} is missing (--data DIR)"
+        )
+    metrics = accuracy(args.run, data, domain, args.device)
+    atomic_write_json(args.run / "eval" / "accuracy.json", metrics)
+    return metrics
 
 
 def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
@@ -584,8 +652,12 @@ def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float
 
 
 def run(args: Args) -> int:
-    """Evaluate, then print the summary line."""
+    """Evaluate, then print the summary line (with --accuracy: the accuracy line, no planning)."""
     resolve_device(args.device)  # a device that is not there is refused before any work
+    if args.accuracy:
+        metrics = run_accuracy(args)
+        print("  ".join(f"{k.removeprefix('test_')} {v:.4g}" for k, v in metrics.items()))
+        return 0
     s = evaluate(args)
     print(
         f"{s['domain']}/{s['split']} {s['heuristic']}: coverage {s['coverage']:.2f} "
