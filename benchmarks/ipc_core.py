@@ -1,7 +1,8 @@
 """Benchmark: the planning core on the IPC 2023 Learning Track tasks, beside Fast Downward.
 
-    python benchmarks/ipc_core.py [--part grounding search coverage] [--domains ...]
-                                  [--coverage-limit 10000] [--time-limit 60] [--jobs 1]
+    python benchmarks/ipc_core.py [--part grounding search coverage long] [--domains ...]
+                                  [--coverage-limit 10000] [--time-limit 60]
+                                  [--long-searches gbfs astar] [--reselect]
 
 Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) in the same run:
 
@@ -16,10 +17,12 @@ Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) i
   search is Fast Downward's, node for node, which the script checks and prints), so the ratio is
   Fast Downward's total search time over ours. Ours is the best of three runs after a warm-up
   (compilation excluded); Fast Downward's search time is from its log.
-- **long**: searches of 1M-10M evaluations (`LONG_TASKS`: tasks on which Fast Downward needs 10 to
-  300 s, GBFS + hFF and A* + LM-cut), evaluations per CPU second and peak resident memory, ours
-  beside Fast Downward's, each planner in a process of its own (`long_search`); ``--select``
-  chooses the tasks again (hours: it runs Fast Downward on candidates until it finds them).
+- **long**: long searches (`LONG_TASKS`: per domain a task on which Fast Downward needs 10 to 100
+  CPU s, GBFS + hFF among the test sets, A* + LM-cut among the training tasks), evaluations per
+  CPU second and peak resident memory, ours beside Fast Downward's, each planner in a process of
+  its own (`long_search`). A domain without a task in `LONG_TASKS` gets one by bisection over
+  its tasks in order of size (Fast Downward runs of up to 100 s; the one that lands in the range
+  is the measurement); ``--reselect`` chooses all again.
 - **coverage**: tasks of ``testing-easy`` solved by GBFS + hFF within ``--coverage-limit``
   evaluations (and ``--time-limit`` seconds), ours and Fast Downward's (solved when its
   ``eager_greedy([ff()])`` run needed at most that many evaluations), with the total evaluations
@@ -39,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from long_search import compare, select  # beside this file: python puts benchmarks/ on the path
+from long_search import candidates, compare, select  # beside this file: python puts benchmarks/ on the path
 
 import domains
 from pddlgym_sl import load_task
@@ -164,29 +167,39 @@ def search(selected: tuple[str, ...], time_limit: float) -> None:
 
 
 LONG_TASKS = Path(__file__).with_name("long_tasks.json")
-"""The tasks of the long part (``--select`` writes it): {search: {domain: [{"task", "fd_seconds"}]}}."""
+"""The tasks of the long part (chosen by `long`): {search: {domain: [{"task", "fd_seconds"}]}}."""
 
 
-def long(selected: tuple[str, ...], reselect: bool) -> None:
+LONG_SEARCHES = {
+    "gbfs": ("hff", ("testing-easy", "testing-medium", "testing-hard")),
+    "astar": ("lmcut", ("training",)),
+}
+"""Search -> (our heuristic, the task sets it is selected from)."""
+
+
+def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool) -> None:
+    """Per domain, a task on which Fast Downward needs 10-100 CPU s (``--select`` finds one for
+    the domains `LONG_TASKS` lacks, by bisection; ``--reselect`` all again), and both planners on it."""
     chosen = json.loads(LONG_TASKS.read_text()) if LONG_TASKS.exists() else {}
-    if reselect:
-        for search, pattern in (("gbfs", "testing-*/*.pddl"), ("astar", "training/*.pddl")):
-            for d in selected:
-                candidates = sorted((IPC / d).glob(pattern))
-                chosen.setdefault(search, {})[d] = select(IPC / d, search, candidates)
-                LONG_TASKS.write_text(json.dumps(chosen, indent=1) + "\n")
-    for search, heuristic in (("gbfs", "hff"), ("astar", "lmcut")):
+    for search in searches:
+        heuristic, sets = LONG_SEARCHES[search]
         print(
             f"== long {search} + {heuristic}: evaluations per CPU second of the search and peak resident "
-            "memory (MB), ours / Fast Downward's, each in a process of its own"
+            "memory (MB), ours / Fast Downward's, each in a process of its own",
+            flush=True,
         )
         header = ("domain", "task", "evaluations", "ours/s", "FD/s", "x FD", "ours MB", "FD MB", "x FD")
         header += ("same",)
-        print("{:12} {:>22} {:>11} {:>9} {:>9} {:>5} {:>8} {:>7} {:>5} {:>10}".format(*header))
+        print("{:12} {:>22} {:>11} {:>9} {:>9} {:>5} {:>8} {:>7} {:>5} {:>10}".format(*header), flush=True)
         for d in selected:
-            for entry in chosen.get(search, {}).get(d, []):
+            fd_run = None
+            if reselect or d not in chosen.get(search, {}):
+                entry, fd_run = select(IPC / d, search, candidates(IPC / d, sets))
+                chosen.setdefault(search, {})[d] = [entry] if entry else []
+                LONG_TASKS.write_text(json.dumps(chosen, indent=1) + "\n")
+            for entry in chosen[search][d]:
                 limit = max(2 * entry["fd_seconds"], 30.0)
-                r = compare(IPC / d / "domain.pddl", IPC / d / entry["task"], search, limit)
+                r = compare(IPC / d / "domain.pddl", IPC / d / entry["task"], search, limit, fd_run)
                 fd, ours = r["fd"], r["ours"]
                 if not fd["solved"] or not ours["solved"]:
                     print(f"{d:12} {entry['task']:>22} unsolved: FD {fd['solved']}, ours {ours['status']}")
@@ -200,7 +213,7 @@ def long(selected: tuple[str, ...], reselect: bool) -> None:
                     f"{ours_rate / fd_rate:5.2f} {ours['rss_mb']:8.0f} {fd['rss_mb']:7.0f} "
                     f"{ours['rss_mb'] / fd['rss_mb']:5.2f} {same:>10}"
                 )
-                print(f"{'':12} {'':>22} (ours: {ours['base_mb']:.0f} MB before the search)")
+                print(f"{'':12} {'':>22} (ours: {ours['base_mb']:.0f} MB before the search)", flush=True)
 
 
 def coverage(selected: tuple[str, ...], limit: int, time_limit: float) -> None:
@@ -238,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         default=["grounding", "search", "coverage"],
         choices=["grounding", "search", "coverage", "long"],
     )
-    parser.add_argument("--select", action="store_true", help="long: choose the tasks again (hours)")
+    parser.add_argument("--long-searches", nargs="+", default=["gbfs", "astar"], choices=list(LONG_SEARCHES))
+    parser.add_argument("--reselect", action="store_true", help="long: choose every task again")
     parser.add_argument("--domains", nargs="+", default=list(IPC_DOMAINS), choices=IPC_DOMAINS)
     parser.add_argument("--coverage-limit", type=int, default=10_000)
     parser.add_argument("--time-limit", type=float, default=60.0)
@@ -254,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     if "coverage" in args.part:
         coverage(selected, args.coverage_limit, args.time_limit)
     if "long" in args.part:
-        long(selected, args.select)
+        long(selected, tuple(args.long_searches), args.reselect)
     return 0
 
 

@@ -126,29 +126,46 @@ def _plan_names(plan: list[str] | None) -> list[str] | None:
     return None if plan is None else [a.strip("()").lower() for a in plan]
 
 
-def compare(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
-    """Both runs on one task, and whether they searched the same nodes and returned the same plan."""
-    fd = fast_downward(domain_file, problem_file, search, time_limit)
+def compare(
+    domain_file: Path, problem_file: Path, search: str, time_limit: float, fd: dict | None = None
+) -> dict:
+    """Both runs on one task (Fast Downward's `fd` when given: a run just made, by `select`), and
+    whether they searched the same nodes and returned the same plan."""
+    if fd is None:
+        fd = fast_downward(domain_file, problem_file, search, time_limit)
     mine = ours(domain_file, problem_file, search, 20 * (fd["seconds"] or time_limit) + 60)  # wall clock
     same = (fd["evaluations"], fd["expansions"]) == (mine["evaluations"], mine["expansions"])
     return {
-        "fd": fd,
+        "fd": {k: v for k, v in fd.items() if k != "plan"},
         "ours": {k: v for k, v in mine.items() if k != "plan"},
         "same_nodes": same,
         "same_plan": _plan_names(mine["plan"]) == _plan_names(fd["plan"]),
     }
 
 
-def select(domain_dir: Path, search: str, candidates: list[Path], wanted: int = 2) -> list[dict]:
-    """The first `wanted` candidate tasks on which Fast Downward's search needs 10 to 300 CPU
-    seconds (giving up after three that it does not solve within 300 s)."""
-    chosen, unsolved = [], 0
-    for problem in candidates:
-        run = fast_downward(domain_dir / "domain.pddl", problem, search, 300)
-        if run["solved"] and 10 <= (run["seconds"] or 0) <= 300:
-            chosen.append({"task": str(problem.relative_to(domain_dir)), "fd_seconds": run["seconds"]})
-        elif not run["solved"]:
-            unsolved += 1
-        if len(chosen) == wanted or unsolved == 3:
-            break
-    return chosen
+def candidates(domain_dir: Path, difficulties: tuple[str, ...]) -> list[Path]:
+    """The tasks of `difficulties` in order of size (as the sets are numbered: p01, p02, ...)."""
+    return [p for d in difficulties for p in sorted((domain_dir / d).glob("*.pddl"))]
+
+
+def select(
+    domain_dir: Path, search: str, tasks: list[Path], low: float = 10, high: float = 100
+) -> tuple[dict | None, dict | None]:
+    """A task on which Fast Downward's search needs `low` to `high` CPU seconds, found by bisection
+    over `tasks` (ordered by size, so that its time grows roughly along them), and that run of
+    Fast Downward; ``(None, None)`` when no probe lands in the range. Each probe is printed."""
+    lo, hi = 0, len(tasks) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, high)
+        seconds = run["seconds"] if run["solved"] else None
+        name = str(tasks[mid].relative_to(domain_dir))
+        took = "unsolved" if seconds is None else f"{seconds:.1f} s"
+        print(f"  probe {domain_dir.name}/{name}: {took}", flush=True)
+        if seconds is not None and low <= seconds <= high:
+            return {"task": name, "fd_seconds": seconds}, run
+        if seconds is not None and seconds < low:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return None, None
