@@ -17,12 +17,13 @@ Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) i
   search is Fast Downward's, node for node, which the script checks and prints), so the ratio is
   Fast Downward's total search time over ours. Ours is the best of three runs after a warm-up
   (compilation excluded); Fast Downward's search time is from its log.
-- **long**: long searches (`LONG_TASKS`: per domain a task on which Fast Downward needs 10 to 100
-  CPU s, GBFS + hFF among the test sets, A* + LM-cut among the training tasks), evaluations per
-  CPU second and peak resident memory, ours beside Fast Downward's, each planner in a process of
-  its own (`long_search`). A domain without a task in `LONG_TASKS` gets one by bisection over
-  its tasks in order of size (Fast Downward runs of up to 100 s; the one that lands in the range
-  is the measurement); ``--reselect`` chooses all again.
+- **long**: long searches (`LONG_TASKS`: per domain a task on which Fast Downward evaluates 1M to
+  10M states within 120 CPU s, GBFS + hFF among the test sets, A* + LM-cut among the training
+  tasks), evaluations per CPU second and peak resident memory, ours beside Fast Downward's, each
+  planner in a process of its own (`long_search`), and what each search added to the memory its
+  process had when the search started. A domain without a task in `LONG_TASKS` gets one by
+  bisection over its tasks in order of size (the Fast Downward run that lands in the range is the
+  measurement); ``--reselect`` chooses all again.
 - **coverage**: tasks of ``testing-easy`` solved by GBFS + hFF within ``--coverage-limit``
   evaluations (and ``--time-limit`` seconds), ours and Fast Downward's (solved when its
   ``eager_greedy([ff()])`` run needed at most that many evaluations), with the total evaluations
@@ -178,8 +179,8 @@ LONG_SEARCHES = {
 
 
 def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool) -> None:
-    """Per domain, a task on which Fast Downward needs 10-100 CPU s (``--select`` finds one for
-    the domains `LONG_TASKS` lacks, by bisection; ``--reselect`` all again), and both planners on it."""
+    """Per domain, a task on which Fast Downward evaluates 1M-10M states (found by bisection for the
+    domains `LONG_TASKS` lacks; ``reselect``: for all), and both planners on it."""
     chosen = json.loads(LONG_TASKS.read_text()) if LONG_TASKS.exists() else {}
     for search in searches:
         heuristic, sets = LONG_SEARCHES[search]
@@ -189,8 +190,9 @@ def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool) -
             flush=True,
         )
         header = ("domain", "task", "evaluations", "ours/s", "FD/s", "x FD", "ours MB", "FD MB", "x FD")
-        header += ("same",)
-        print("{:12} {:>22} {:>11} {:>9} {:>9} {:>5} {:>8} {:>7} {:>5} {:>10}".format(*header), flush=True)
+        header += ("search MB ours / FD", "same")
+        row = "{:12} {:>22} {:>11} {:>9} {:>9} {:>5} {:>8} {:>7} {:>5} {:>20} {:>10}"
+        print(row.format(*header), flush=True)
         for d in selected:
             fd_run = None
             if reselect or d not in chosen.get(search, {}):
@@ -208,12 +210,15 @@ def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool) -
                 same = ("nodes" if r["same_nodes"] else "NODES DIFFER") + (
                     "+plan" if r["same_plan"] else " PLAN DIFFERS"
                 )
+                grown = f"{ours['rss_mb'] - ours['base_mb']:.0f} / " + (
+                    f"{fd['rss_mb'] - fd['base_mb']:.0f}" if fd["base_mb"] is not None else "?"
+                )
                 print(
                     f"{d:12} {entry['task']:>22} {ours['evaluations']:11d} {ours_rate:9.0f} {fd_rate:9.0f} "
                     f"{ours_rate / fd_rate:5.2f} {ours['rss_mb']:8.0f} {fd['rss_mb']:7.0f} "
-                    f"{ours['rss_mb'] / fd['rss_mb']:5.2f} {same:>10}"
+                    f"{ours['rss_mb'] / fd['rss_mb']:5.2f} {grown:>20} {same:>10}",
+                    flush=True,
                 )
-                print(f"{'':12} {'':>22} (ours: {ours['base_mb']:.0f} MB before the search)", flush=True)
 
 
 def coverage(selected: tuple[str, ...], limit: int, time_limit: float) -> None:

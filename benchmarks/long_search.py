@@ -76,13 +76,16 @@ def fast_downward(domain_file: Path, problem_file: Path, search: str, time_limit
         if plan_file.exists():
             plan = [line.strip()[1:-1] for line in plan_file.read_text().splitlines() if line.startswith("(")]
     evaluations = _number(r"Evaluated (\d+) state", log)
+    start = re.search(r"\[t=[^,]*, (\d+) KB\] (?:Initial heuristic value|New best heuristic value)", log)
     return {
         "solved": "Solution found" in log,
         "evaluations": int(evaluations) if evaluations is not None else None,
         "expansions": int(_number(r"Expanded (\d+) state", log) or 0),
         "seconds": _number(r"Search time: ([\d.]+)s", log),
         "plan": plan,
-        "rss_mb": usage.ru_maxrss / 1024,
+        # its own "Peak memory" line: wait4's ru_maxrss counts the forked Python before exec too
+        "rss_mb": (_number(r"Peak memory: (\d+) KB", log) or usage.ru_maxrss) / 1024,
+        "base_mb": int(start.group(1)) / 1024 if start else None,  # when the search starts
     }
 
 
@@ -149,22 +152,27 @@ def candidates(domain_dir: Path, difficulties: tuple[str, ...]) -> list[Path]:
 
 
 def select(
-    domain_dir: Path, search: str, tasks: list[Path], low: float = 10, high: float = 100
+    domain_dir: Path,
+    search: str,
+    tasks: list[Path],
+    evaluations: tuple[int, int] = (1_000_000, 10_000_000),
+    time_limit: float = 120,
 ) -> tuple[dict | None, dict | None]:
-    """A task on which Fast Downward's search needs `low` to `high` CPU seconds, found by bisection
-    over `tasks` (ordered by size, so that its time grows roughly along them), and that run of
-    Fast Downward; ``(None, None)`` when no probe lands in the range. Each probe is printed."""
+    """A task on which Fast Downward's search evaluates `evaluations` states (1M to 10M) within
+    `time_limit` CPU seconds, found by bisection over `tasks` (ordered by size, so that the search
+    grows roughly along them), and that run of Fast Downward; ``(None, None)`` when no probe lands
+    in the range. Each probe is printed."""
     lo, hi = 0, len(tasks) - 1
     while lo <= hi:
         mid = (lo + hi) // 2
-        run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, high)
-        seconds = run["seconds"] if run["solved"] else None
+        run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, time_limit)
+        n = run["evaluations"] if run["solved"] else None
         name = str(tasks[mid].relative_to(domain_dir))
-        took = "unsolved" if seconds is None else f"{seconds:.1f} s"
+        took = "unsolved" if n is None else f"{n:,} evaluations in {run['seconds']:.1f} s"
         print(f"  probe {domain_dir.name}/{name}: {took}", flush=True)
-        if seconds is not None and low <= seconds <= high:
-            return {"task": name, "fd_seconds": seconds}, run
-        if seconds is not None and seconds < low:
+        if n is not None and evaluations[0] <= n <= evaluations[1]:
+            return {"task": name, "fd_seconds": run["seconds"], "fd_evaluations": n}, run
+        if n is not None and n < evaluations[0]:
             lo = mid + 1
         else:
             hi = mid - 1

@@ -100,6 +100,21 @@ def test_wall_seconds_add_up_across_resumes(tiny_dataset, tmp_path):
     assert json.loads((run / "metrics.json").read_text())["wall_seconds"] is None
 
 
+def test_time_budget_stops_training_with_its_best_checkpoint(tiny_dataset, tmp_path):
+    """--time-budget ends training before its steps, validating at the stop: the last checkpoint's
+    step is the metrics' steps, the best weights exist, and metrics.json says what stopped it."""
+    from agents.checkpoint import load_training_state
+
+    common = {"data": tiny_dataset, "batch_size": 32, "val_every": 10**6, "quiet": True, "model": "linear"}
+    run = train(Args(**common, steps=10**6, time_budget=1.0, runs=tmp_path, name="budget"))
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["stopped"] == "time_budget" and 0 < metrics["steps"] < 10**6
+    assert load_training_state(run / "last.pt")["step"] == metrics["steps"]
+    assert (run / "best.safetensors").is_file() and np.isfinite(metrics["test_mse"])
+    short = train(Args(**common, steps=3, time_budget=600.0, runs=tmp_path, name="steps"))
+    assert json.loads((short / "metrics.json").read_text())["stopped"] == "steps"
+
+
 def test_learning_beats_hff_on_validation(tiny_dataset, tmp_path):
     """The TN NLM with the hFF residual learns a heuristic more accurate than hFF itself."""
     run = train(Args(data=tiny_dataset, runs=tmp_path, steps=150, val_every=25, batch_size=64, quiet=True))

@@ -92,6 +92,9 @@ class SupervisedConfig:
     """seed of initialisation, subsampling and batches"""
     val_every: int = 250
     """steps between validations (best-checkpoint selection)"""
+    time_budget: float | None = None
+    """wall-clock seconds of training (steps and validations; loading the data not included): it
+    stops at the first of --steps and the budget, validating once more, with its best checkpoint"""
     device: str = "auto"
     """auto (cuda when available), cpu, cuda, cuda:1, ... (refused when not there)"""
     ood: Literal[OOD_CHOICES] = "none"
@@ -103,7 +106,7 @@ class SupervisedConfig:
     def __post_init__(self) -> None:
         check_ranges(
             self,
-            positive=("steps", "batch_size", "lr", "grad_clip", "train_problems", "val_every"),
+            positive=("steps", "batch_size", "lr", "grad_clip", "train_problems", "val_every", "time_budget"),
             non_negative=("weight_decay",),
             at_most={"batch_size": MAX_BATCH_SIZE},
         )

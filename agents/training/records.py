@@ -34,6 +34,7 @@ SUPERVISED_ADDED_LATER = {
     "upper": "none",
     "ood": "none",
     "ood_ratio": 0.5,
+    "time_budget": None,
 }
 """Fields of `SupervisedConfig` that runs written before they existed lack, with the value those
 runs behaved as."""

@@ -198,8 +198,9 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def learn(self, progress_bar: bool = True) -> dict[str, Any]:
-        """Train from the current step to ``config.steps``, validating every ``val_every`` steps
-        (the best weights kept) and checkpointing there; then test the best weights. Returns the
+        """Train from the current step to ``config.steps`` (or until ``config.time_budget`` seconds
+        have passed), validating every ``val_every`` steps (the best weights kept) and
+        checkpointing there; then test the best weights. Returns the
         metrics, also written to ``metrics.json``."""
         config, run_dir = self.config, self.run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -217,10 +218,13 @@ class Trainer:
             dynamic_ncols=True,
         )
         last_log, steps_since = time.perf_counter(), 0
+        deadline = None if config.time_budget is None else time.perf_counter() + config.time_budget
+        stopped = "steps"
         while self.step < config.steps:
             stats = self.train_step()
             self.step += 1
             steps_since += 1
+            out_of_time = deadline is not None and time.perf_counter() >= deadline
             if self.step % 10 == 0 or self.step == config.steps:
                 now = time.perf_counter()
                 rate = steps_since / max(1e-9, now - last_log)
@@ -230,7 +234,7 @@ class Trainer:
                 writer.add_scalar("train/lr", self.optimizer.param_groups[0]["lr"], self.step)
                 writer.add_scalar("train/steps_per_s", rate, self.step)
                 bar.set_postfix({k: f"{stats[k]:.3f}" for k in (self.loss.name, "mse")}, refresh=False)
-            if self.step % config.val_every == 0 or self.step == config.steps:
+            if self.step % config.val_every == 0 or self.step == config.steps or out_of_time:
                 val = self.validate()
                 for k, v in val.items():
                     writer.add_scalar(f"val/{k}", v, self.step)
@@ -240,12 +244,16 @@ class Trainer:
                 self.save_last()
                 writer.flush()
             bar.update(1)
+            if out_of_time:
+                stopped = "time_budget"
+                break
         bar.close()
 
         metrics = self.test_metrics()
         for k, v in metrics.items():
             if isinstance(v, float):
                 writer.add_scalar(f"test/{k.removeprefix('test_')}", v, self.step)
+        metrics["stopped"] = stopped  # what ended the training: its steps or --time-budget
         metrics["wall_seconds"] = self.clock.total()  # every call's, data loading included (None: not known)
         write_hparams(writer, config, metrics, self.step)
         writer.close()
