@@ -18,12 +18,13 @@ Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) i
   Fast Downward's total search time over ours. Ours is the best of three runs after a warm-up
   (compilation excluded); Fast Downward's search time is from its log.
 - **long**: long searches (`LONG_TASKS`: per domain a task on which Fast Downward evaluates 1M to
-  10M states within 120 CPU s, GBFS + hFF among the test sets, A* + LM-cut among the training
+  10M states within 90 CPU s, GBFS + hFF among the test sets, A* + LM-cut among the training
   tasks), evaluations per CPU second and peak resident memory, ours beside Fast Downward's, each
   planner in a process of its own (`long_search`), and what each search added to the memory its
   process had when the search started. A domain without a task in `LONG_TASKS` gets one by
-  bisection over its tasks in order of size (the Fast Downward run that lands in the range is the
-  measurement); ``--reselect`` chooses all again.
+  bisection over a set's tasks in order of size, the largest first, easy before medium before hard
+  (the next set only when the largest task of one is too small; the Fast Downward run that lands
+  in the range is the measurement); ``--reselect`` chooses all again.
 - **coverage**: tasks of ``testing-easy`` solved by GBFS + hFF within ``--coverage-limit``
   evaluations (and ``--time-limit`` seconds), ours and Fast Downward's (solved when its
   ``eager_greedy([ff()])`` run needed at most that many evaluations), with the total evaluations
@@ -196,7 +197,10 @@ def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool) -
         for d in selected:
             fd_run = None
             if reselect or d not in chosen.get(search, {}):
-                entry, fd_run = select(IPC / d, search, candidates(IPC / d, sets))
+                for task_set in sets:  # the next set only when even the last task is too small
+                    entry, fd_run, too_small = select(IPC / d, search, candidates(IPC / d, (task_set,)))
+                    if not too_small:
+                        break
                 chosen.setdefault(search, {})[d] = [entry] if entry else []
                 LONG_TASKS.write_text(json.dumps(chosen, indent=1) + "\n")
             for entry in chosen[search][d]:

@@ -156,24 +156,25 @@ def select(
     search: str,
     tasks: list[Path],
     evaluations: tuple[int, int] = (1_000_000, 10_000_000),
-    time_limit: float = 120,
-) -> tuple[dict | None, dict | None]:
+    time_limit: float = 90,
+) -> tuple[dict | None, dict | None, bool]:
     """A task on which Fast Downward's search evaluates `evaluations` states (1M to 10M) within
     `time_limit` CPU seconds, found by bisection over `tasks` (ordered by size, so that the search
-    grows roughly along them), and that run of Fast Downward; ``(None, None)`` when no probe lands
-    in the range. Each probe is printed."""
+    grows roughly along them), and that run of Fast Downward; ``(None, None, too_small)`` when no
+    probe lands in the range, `too_small` when even the last task needs fewer evaluations (a
+    larger set may hold one). Each probe is printed."""
     lo, hi = 0, len(tasks) - 1
     while lo <= hi:
-        mid = (lo + hi) // 2
+        mid = (lo + hi) // 2 if lo > 0 or hi < len(tasks) - 1 else hi  # the largest task first
         run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, time_limit)
         n = run["evaluations"] if run["solved"] else None
         name = str(tasks[mid].relative_to(domain_dir))
         took = "unsolved" if n is None else f"{n:,} evaluations in {run['seconds']:.1f} s"
         print(f"  probe {domain_dir.name}/{name}: {took}", flush=True)
         if n is not None and evaluations[0] <= n <= evaluations[1]:
-            return {"task": name, "fd_seconds": run["seconds"], "fd_evaluations": n}, run
+            return {"task": name, "fd_seconds": run["seconds"], "fd_evaluations": n}, run, False
         if n is not None and n < evaluations[0]:
             lo = mid + 1
         else:
             hi = mid - 1
-    return None, None
+    return None, None, lo >= len(tasks)
