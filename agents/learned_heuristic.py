@@ -178,7 +178,7 @@ def _forward(heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarra
         raws = [model(x) for x in inputs]
     else:
         raws = list(torch.split(model(collate(inputs)), [len(batches[k]) for k in filled]))
-    out = [torch.empty(0, model.n_outputs)] * len(batches)  # empty batches: no rows
+    out = [torch.empty(0, heuristics[0].trained.head.n_outputs)] * len(batches)  # empty batches: no rows
     for k, raw in zip(filled, raws, strict=True):
         out[k] = raw
     return out

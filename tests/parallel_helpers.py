@@ -5,6 +5,7 @@ marker that only the test's own command (and what it starts) inherits."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -78,3 +79,11 @@ def left_after(env: dict[str, str], since: float, seconds: float = 2.0) -> list[
     while time.time() < since + seconds and ours(env):
         time.sleep(0.05)
     return ours(env)
+
+
+def as_foreground_job() -> None:
+    """``preexec_fn`` of a command that the test interrupts as Ctrl-C would: SIGINT's default
+    disposition, as a terminal's foreground job has it. A process started in the background of a
+    non-interactive shell inherits SIGINT ignored (POSIX), and Python then installs no
+    KeyboardInterrupt handler: a test suite run that way would see Ctrl-C ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

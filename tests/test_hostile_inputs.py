@@ -320,7 +320,7 @@ RESUME_CASES = {
     "steps 25.5": (
         lambda r: _edit_json(r, "args.json", lambda a: a.update(steps=25.5)),
         "args.json",
-        "field 'steps' must be an integer or null, not 25.5",
+        "field 'steps' must be an integer, not 25.5",
     ),
     "steps -3 (a range error)": (
         lambda r: _edit_json(r, "args.json", lambda a: a.update(steps=-3)),

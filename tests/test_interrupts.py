@@ -25,6 +25,7 @@ def _start(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
     """The command in a process group of its own, as a shell starts a foreground job."""
     return subprocess.Popen(
         [sys.executable, "-m", *cmd], env=env, cwd=ROOT, start_new_session=True,
+        preexec_fn=helpers.as_foreground_job,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 

@@ -190,6 +190,7 @@ def test_a_signal_stops_the_commands_at_once_with_one_line(tmp_path, signum):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=helpers.as_foreground_job,
     )
     deadline = time.time() + 60
     while len(helpers.ours(env)) < 5 and time.time() < deadline:  # the script, 2 guards, 2 commands

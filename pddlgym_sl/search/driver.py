@@ -228,7 +228,7 @@ class SearchRun:
         external = self.external is not None
         while True:
             t0 = time.perf_counter()
-            code = eng.run(
+            code = eng.run_for(type(self._hargs))(
                 self._nodes, self._table, self._open, self._work, self._st, self._init_words,
                 self._init_packed, self._hargs, external, self.astar, self.astar, self._budget,
                 self._chunk, self._max_nodes(),

@@ -46,7 +46,8 @@ times its body; such helpers are inlined.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from types import FunctionType
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -512,6 +513,26 @@ def run(
             return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
             return EVALUATION_LIMIT
+
+
+_ENGINES: dict[type, Any] = {}
+
+
+def run_for(args_class: type) -> Any:
+    """`run` compiled for the heuristic argument class `args_class`, cached on disk under a name
+    of its own. numba keeps one cache index per function, holding every signature compiled in
+    that cache directory, and loading the index unpickles the classes of all of them: with one
+    shared `run`, a core-only search would import the learning code (the classes of the compiled
+    WL heuristic, compiled in the same cache), which a core install does not have. A copy of
+    `run` per class keeps each index to its own class."""
+    engine = _ENGINES.get(args_class)
+    if engine is None:
+        source = run.py_func
+        name = f"run__{args_class.__module__}.{args_class.__qualname__}".replace(".", "_")
+        copy = FunctionType(source.__code__, source.__globals__, name, source.__defaults__)
+        copy.__qualname__, copy.__module__, copy.__doc__ = name, source.__module__, source.__doc__
+        engine = _ENGINES[args_class] = njit(cache=CACHE)(copy)
+    return engine
 
 
 @njit(cache=CACHE)
