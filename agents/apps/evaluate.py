@@ -616,7 +616,7 @@ def evaluate(args: Args) -> dict[str, Any]:
 
 
 def run_accuracy(args: Args) -> dict[str, float]:
-    """``--accuracy``: the run's test-split accuracy (`accuracy`), written to
+    """``--accuracy``: the run's accuracy on the split it tested on (`accuracy`), written to
     ``<run>/eval/accuracy.json``; `ConfigError` when there is no run or no test split."""
     from agents.training.records import run_args
 
@@ -624,25 +624,26 @@ def run_accuracy(args: Args) -> dict[str, float]:
         raise ConfigError("--accuracy needs a trained run: --run DIR (with model.json)")
     record = run_args(args.run)[1]
     data, domain = args.data or record.data, args.domain or record.domain
-    if data is None or not (data / domain / "test").is_dir():
-        where = data / domain / "test" if data is not None else "its dataset (the run records none)"
+    split = getattr(record, "test_split", "test")  # the split its training tested on
+    if data is None or not (data / domain / split).is_dir():
+        where = data / domain / split if data is not None else "its dataset (the run records none)"
         raise ConfigError(
             f"--accuracy needs the test split of the run's data: {where} is missing (--data DIR)"
         )
-    metrics = accuracy(args.run, data, domain, args.device)
+    metrics = accuracy(args.run, data, domain, args.device, split)
     atomic_write_json(args.run / "eval" / "accuracy.json", metrics)
     return metrics
 
 
-def accuracy(run: Path, data: Path, domain: str, device: str) -> dict[str, float]:
-    """Test-split accuracy of a run's best checkpoint beside hFF and LM-cut (Table 1)."""
+def accuracy(run: Path, data: Path, domain: str, device: str, split: str = "test") -> dict[str, float]:
+    """Accuracy of a run's best checkpoint on a labelled split beside hFF and LM-cut (Table 1)."""
     from agents.learned_heuristic import TrainedModel
     from agents.metrics import baseline_mse, evaluate_split
     from agents.models import model_spec
     from pddlgym_sl.data.dataset import load_split
 
     trained = TrainedModel.load(run, device=device)
-    test = load_split(data / domain / "test")
+    test = load_split(data / domain / split)
     inputs = model_spec(trained.name).training_inputs(test)
     metrics = evaluate_split(trained.model, trained.head, inputs, test, resolve_device(device))
     return {
