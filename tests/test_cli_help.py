@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_cli import COMMANDS
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 HEAVY = (
@@ -22,36 +24,18 @@ HEAVY = (
     "wlplan",
     "tensorboard",
 )
-CLIS = (
-    "agents.supervised",
-    "agents.evaluate",
-    "agents.report",
-    "agents.sweep",
-    "agents.rl",
-    "agents.anytime_curves",
-    "agents.rl_value",
-    "agents.rl_value_curves",
-    "agents.apps.presets",
-    "pddlgym_sl.plan",
-    "pddlgym_sl.heuristics.__main__",
-    "pddlgym_sl.data.generate",
-    "pddlgym_sl.data.upper",
-    "pddlgym_sl.data.sampling",
-    "pddlgym_sl.data.summary",
-    "domains.generate",
-)
-
 _PROBE = """
 import contextlib, importlib, io, sys
 module = importlib.import_module({module!r})
+if not hasattr(module, "COMMAND"):  # a package run through its __main__
+    module = importlib.import_module({module!r} + ".__main__")
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     try:
         module.COMMAND.main(["--help"])
     except SystemExit as exc:
         assert exc.code == 0, exc.code
-typed = {module!r}.removesuffix(".__main__")
-assert out.getvalue().startswith("usage: python -m " + typed), out.getvalue()[:500]
+assert out.getvalue().startswith("usage: python -m " + {module!r}), out.getvalue()[:500]
 print(",".join(m for m in {heavy!r} if m in sys.modules))
 """
 
@@ -62,7 +46,7 @@ def _loaded_heavy(code: str) -> list[str]:
     return [m for m in proc.stdout.strip().splitlines()[-1].split(",") if m] if proc.stdout.strip() else []
 
 
-@pytest.mark.parametrize("module", CLIS)
+@pytest.mark.parametrize("module", COMMANDS)
 def test_help_imports_no_heavy_library(module):
     assert _loaded_heavy(_PROBE.format(module=module, heavy=HEAVY)) == []
 

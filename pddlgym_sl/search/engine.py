@@ -546,6 +546,8 @@ def creating_operator(parent_packed, child_packed, words, st, scratch):
     best, best_cost = -1, np.int64(0)
     i = 0
     while i < g_skip.shape[0]:
+        # the node test of `run`'s loop, written out there too: as a shared helper (even with
+        # inline="always") it cost blind GBFS a third of its rate (1.9M -> 1.2M evals per CPU s)
         f = g_fact[i]
         if f >= 0:
             holds = (words[f >> 6] >> np.uint64(f & 63)) & one != 0
