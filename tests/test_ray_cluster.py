@@ -29,6 +29,8 @@ pytest.importorskip("ray")
 
 TIMINGS = {"seconds", "load_seconds", "compile_seconds", "wall_seconds", "mean_seconds", "solver_seconds",
            "label_seconds"}  # fmt: skip
+SHARES = {"memory_limit"}
+"""Fields that depend on how many units run at once where they ran: compared on their own."""
 
 
 def _free_port() -> int:
@@ -161,7 +163,7 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 def _untimed(value):
     """A JSON value without its timings (and a manifest's list of runs, with their dates)."""
     if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k not in TIMINGS and k != "runs"}
+        return {k: _untimed(v) for k, v in value.items() if k not in TIMINGS | SHARES and k != "runs"}
     if isinstance(value, list):
         return [_untimed(v) for v in value]
     return value
@@ -255,6 +257,14 @@ def test_an_evaluation_on_ray_equals_local(cluster, tiny_dataset, tmp_path):
     same, fields = _compare(tmp_path / "local", tmp_path / "ray")
     assert sorted(same + fields) == ["problems/ferry-l7-c7-s1.json", "problems/ferry-l7-c7-s2.json",
                                      "problems/ferry-l7-c7-s3.json", "summary.json"]  # fmt: skip
+    # each search's memory limit is its process's share: of this machine's default for 2 local
+    # jobs, of its node's for a Ray worker (a node of 1 CPU runs one unit at once)
+    from pddlgym_sl.memory import default_memory_limit
+
+    default = default_memory_limit() / 2**20
+    for out, share in (("local", default / 2), ("ray", default)):
+        for record in (tmp_path / out / "problems").glob("*.json"):
+            assert json.loads(record.read_text())["memory_limit"] == pytest.approx(share, rel=1e-3)
 
 
 def test_ray_workers_get_one_thread_each_and_the_initializer_once(cluster):

@@ -243,11 +243,28 @@ def _init_worker(
         run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, warm=False
     )
     _WORKER.update(compiled=compiled)
+    if options is not None and options.memory_limit is None and _bounded_by_memory(search, options):
+        options = replace(options, memory_limit=_share_of_memory())
     _WORKER.update(search=EVAL_SEARCHES[search], options=options)
     if run is not None:
         from agents.learned_heuristic import TrainedModel
 
         _WORKER["trained"] = TrainedModel.load(run, device=device)
+
+
+def _bounded_by_memory(search: str, options: SearchOptions) -> bool:
+    """Whether the search runs on the engine, which takes a memory limit (the confidence-aware
+    searches, ``dual`` and a pruning ``gbfs``, do not)."""
+    return search != "dual" and options.threshold is None
+
+
+def _share_of_memory() -> float:
+    """A Ray worker's memory limit in MB when none is given: its node's default search memory
+    (`pddlgym_sl.memory.default_memory_limit`) divided among the units the node runs at once."""
+    from pddlgym_sl.memory import default_memory_limit
+    from pddlgym_sl.parallel.ray_backend import units_at_once_on_this_node
+
+    return default_memory_limit() / (units_at_once_on_this_node() or 1) / 2**20
 
 
 def _heuristic(task, domain_file: str):
@@ -420,7 +437,8 @@ def _extra_fields(result: SearchResult) -> dict[str, Any]:
 # ------------------------------------------------------------------ driver side
 def _finished(path: Path, args: Args) -> bool:
     """A problem is done when its result exists and was obtained under the same budget (a search
-    that ran out of memory is searched again under another ``--memory-limit``)."""
+    that ran out of memory is searched again under another memory limit; on Ray without
+    ``--memory-limit``, whose workers' limits the driver does not know, always)."""
     if not path.is_file():
         return False
     result = json.loads(path.read_text())
@@ -470,12 +488,13 @@ def _check_search_args(args: Args) -> None:
 
 
 def _process_memory_limit(args: Args) -> float | None:
-    """Each search process's memory limit in MB: ``--memory-limit``, or with several local worker
-    processes their share of the default (`pddlgym_sl.memory.default_memory_limit`); None (the
-    default of the process) for one process or a Ray worker (its node's)."""
+    """Each search process's memory limit in MB: ``--memory-limit``, or locally the worker
+    processes' share of the default (`pddlgym_sl.memory.default_memory_limit`); None on Ray, whose
+    workers take their share of their own node's (`_share_of_memory`). Results record the limit
+    their search had."""
     if args.memory_limit is not None:
         return args.memory_limit
-    if args.backend == "local" and args.jobs > 1:
+    if args.backend == "local" and args.search != "dual" and args.prune == "none":
         from pddlgym_sl.memory import default_memory_limit
 
         return default_memory_limit() / args.jobs / 2**20

@@ -32,7 +32,7 @@ from pddlgym_sl.extras import require_extra
 from pddlgym_sl.parallel.children import CHILD_ENV
 from pddlgym_sl.parallel.interrupt import install_sigterm, restore
 
-__all__ = ["RayExecutor", "runtime_env"]
+__all__ = ["RayExecutor", "runtime_env", "units_at_once_on_this_node"]
 
 _initialized_run: str | None = None  # in a worker: the token of the run whose initializer has run
 
@@ -50,6 +50,19 @@ def _run_unit(
             initializer(*initargs)
         _initialized_run = token
     return fn(*args)
+
+
+def units_at_once_on_this_node() -> int | None:
+    """In a Ray worker: how many units its node runs at once (its CPUs: each unit takes one), so
+    that a worker can take its share of the node's memory; None outside a Ray worker."""
+    import sys
+
+    ray = sys.modules.get("ray")  # a process that never imported Ray is no Ray worker
+    if ray is None or not ray.is_initialized():
+        return None
+    node = ray.get_runtime_context().get_node_id()
+    cpus = next((n["Resources"].get("CPU", 1) for n in ray.nodes() if n["NodeID"] == node), 1)
+    return max(1, int(cpus))
 
 
 def check_reachable(address: str | None) -> None:
