@@ -42,6 +42,8 @@ __all__ = [
     "SIGMAS",
     "UPPERS",
     "UPPER_DEFAULTS",
+    "WL_HASHES",
+    "WL_PRUNING",
     "Registry",
 ]
 
@@ -128,3 +130,7 @@ MISSING_BOUND = 1e5
 UPPER_DEFAULTS = {"none": MISSING_BOUND, "inf": math.inf, "plan": MISSING_BOUND}
 """Per ``--upper`` option, the u of a state whose caller passes none (``plan`` reads u from the data)."""
 UPPERS = tuple(UPPER_DEFAULTS)
+WL_PRUNING = ("none", "a-m", "i-g", "i-m", "i-f", "i-mf")
+"""``--wl-pruning``: wlplan 2.1.0's colour pruning options (``get_available_pruning_methods``)."""
+WL_HASHES = ("set", "multiset")
+"""``--wl-hash``: a node's neighbour colours kept once (set, GOOSE's default) or counted."""

@@ -1,20 +1,25 @@
 """The IPC 2023 Learning Track experiment of docs/ipc23.md: train, plan, tabulate (resumable).
 
-    python experiments/ipc23_lt.py [--domains ferry miconic ...] [--configs hff wl-n wl-tn wl-rank]
-                                   [--time-limit 600] [--steps 3000] [--table-only]
+    python experiments/ipc23_lt.py [--protocol paper|ecai25] [--domains ferry miconic ...]
+                                   [--configs hff wl-n wl-tn wl-rank ...] [--sample K] [--table-only]
 
 Per domain, with the labels of ``python -m pddlgym_sl.data.generate --problems
 ../shared/ipc23-lt/<domain>/training --split train --val-every 5 --out data/ipc ...`` (docs/ipc23.md):
 
 1. trains each learned configuration of `CONFIGS` with ``python -m agents.supervised`` into
-   ``runs/ipc/<domain>-<config>`` (the val split stands in for a test split; a finished run is
+   ``<runs>/<domain>-<config>`` (the val split stands in for a test split; a finished run is
    kept, an interrupted one resumed);
-2. plans with each configuration and GBFS + hFF on ``testing-easy`` and ``testing-medium`` with
-   ``python -m agents.evaluate --tasks ... --limit 10000 --time-limit T`` (resumable);
-3. prints the coverage table (solved of the tasks, per test set; ``t`` marks how many searches the
-   time limit stopped; a column's total when every domain has its result) and the training table
-   (training tasks labelled, states, wall seconds of each training run, data loading, WL fitting
-   and the final metrics included).
+2. plans with each configuration and GBFS + hFF on the protocol's test sets with
+   ``python -m agents.evaluate --tasks ...`` (resumable);
+3. prints the coverage tables and the training table.
+
+Two protocols (`PROTOCOLS`): ``paper`` (the admissible-bounds paper's: 10,000 evaluations and 600 s
+per search, 3,000 training steps; easy and medium) into ``runs/ipc``, and ``ecai25`` (the field's,
+as in Chen's ECAI 2025 study of WL-GOOSE: training within 5 minutes of wall clock, then GBFS with no
+evaluation cap, 60 s and 4 GB per task with loading and grounding counted, ``--limits-cover-
+grounding``; easy, medium and hard) into ``runs/ipc-ecai25``, tabulated beside the competition's
+planners on the same tasks and WL-GOOSE's published totals (`ipc23_field`). ``--sample K`` plans
+on an even spread of one task in K of each set (the same tasks for every configuration).
 
 Every command runs as a subprocess, so what it does is what those commands do. Ctrl-C or SIGTERM
 stops the running command at once with one line, and no command outlives the script.
@@ -24,10 +29,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+from ipc23_field import TASKS_PER_DOMAIN, WL_GOOSE_ECAI25, WL_GOOSE_ECAI25_BEST_TOTAL, official_coverage
 
 from pddlgym_sl.parallel import interrupted, run_command, stop_on_signals
 
@@ -35,7 +45,33 @@ ROOT = Path(__file__).resolve().parents[1]
 IPC = ROOT.parent / "shared" / "ipc23-lt"
 DOMAINS = ("blocksworld", "childsnack", "ferry", "floortile", "miconic", "rovers", "satellite", "sokoban",
            "spanner", "transport")  # fmt: skip
-TEST_SETS = ("testing-easy", "testing-medium")
+TEST_SETS = ("testing-easy", "testing-medium", "testing-hard")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How the configurations are trained and their searches limited."""
+
+    test_sets: tuple[str, ...]
+    limit: int  # node evaluations per search
+    time_limit: float  # seconds per search, or per task with `covers_grounding`
+    memory_limit: float | None  # MB per task (None: the evaluator's default)
+    covers_grounding: bool  # the limits count loading and grounding the task
+    steps: int  # training steps of the WL models
+    nlm_steps: int  # and of the NLM
+    time_budget: float | None  # wall-clock seconds of training (None: none)
+    runs: str  # where its runs go, under the checkout
+
+
+PROTOCOLS = {
+    "paper": Protocol(TEST_SETS[:2], 10_000, 600.0, None, False, 3000, 1000, None, "runs/ipc"),
+    "ecai25": Protocol(TEST_SETS, 10**9, 60.0, 4096.0, True, 10**6, 10**6, 300.0, "runs/ipc-ecai25"),
+}
+"""``paper``: the admissible-bounds paper's evaluation cap (the README's first table); ``ecai25``:
+Chen (ECAI 2025)'s limits, 5 minutes of training and 60 s / 4 GB per task, no evaluation cap
+(10^9 never binds in 60 s)."""
+ECAI_WL = ["--wl-iterations", "1", "--wl-pruning", "i-mf", "--wl-hash", "set"]
+"""The WL colour table of the ECAI 2025 study's best configuration."""
 
 
 def _flags(**values: str) -> list[str]:
@@ -48,19 +84,28 @@ CONFIGS: dict[str, list[str] | None] = {
     "wl-tn": _flags(model="wl", dist="tn", sigma="learn", residual="none", bound="lmcut"),
     "wl-tn-fixed": _flags(model="wl", dist="tn", sigma="fixed", residual="none", bound="lmcut"),
     "wl-rank": _flags(model="wl", loss="rank", dist="n", sigma="fixed", residual="none", bound="hmax"),
+    "wl-rank-ecai": [
+        *_flags(model="wl", loss="rank", dist="n", sigma="fixed", residual="none", bound="hmax"),
+        *ECAI_WL,
+    ],
+    "wl-tn-ecai": [*_flags(model="wl", dist="tn", sigma="learn", residual="none", bound="lmcut"), *ECAI_WL],
     "nlm-tn": _flags(model="nlm", dist="tn", sigma="learn", residual="hff", bound="lmcut"),
 }
 """Learned configurations: the WL model as a Gaussian with MSE (N, fixed σ), as the paper's TN
 (LM-cut bound; σ learned, or fixed as the paper's "fixed/none" TN) and with the ranking loss, all
 without a residual as WL-GOOSE; the NLM
 with the paper's proposed TN setting. N and rank use hmax as their bound, which they need only to
-recognise dead ends (as hFF does), at a fraction of LM-cut's cost per state."""
+recognise dead ends (as hFF does), at a fraction of LM-cut's cost per state. The ``-ecai`` ones
+fit the colour table as the ECAI 2025 study's best configuration (`ECAI_WL`: 1 iteration, i-mf
+pruning, set hash) instead of GOOSE's released models' (2 iterations, no pruning, set hash)."""
 LABELS = {
     "hff": "hFF",
     "wl-n": "WL N",
     "wl-tn": "WL TN",
     "wl-tn-fixed": "WL TN fixed σ",
     "wl-rank": "WL rank",
+    "wl-rank-ecai": "WL rank (ECAI WL)",
+    "wl-tn-ecai": "WL TN (ECAI WL)",
     "nlm-tn": "NLM TN",
 }
 
@@ -81,12 +126,14 @@ def train(domain: str, config: str, args) -> Path | None:
     run_dir = args.runs / f"{domain}-{config}"
     if (run_dir / "metrics.json").is_file():
         return run_dir
-    steps = args.nlm_steps if config.startswith("nlm") else args.steps
+    steps = args.protocol.nlm_steps if config.startswith("nlm") else args.protocol.steps
     if (run_dir / "args.json").is_file():
         run(["agents.supervised", "--resume", str(run_dir), "--quiet"])
     else:
         flags = [*CONFIGS[config], "--data", str(args.data), "--domain", domain, "--test-split", "val"]
         flags += ["--steps", str(steps), "--runs", str(args.runs), "--name", run_dir.name, "--quiet"]
+        if args.protocol.time_budget is not None:
+            flags += ["--time-budget", str(args.protocol.time_budget)]
         run(["agents.supervised", *flags])
     return run_dir
 
@@ -95,10 +142,21 @@ def out_dir(domain: str, config: str, test_set: str, args) -> Path:
     return args.runs / f"{domain}-{config}" / "eval" / test_set
 
 
+def sample_size(tasks: Path, every: int) -> int:
+    """How many of a set's tasks ``--sample K`` plans on (an even spread of one in K)."""
+    return math.ceil(sum(1 for p in tasks.glob("*.pddl") if p.name != "domain.pddl") / every)
+
+
 def evaluate(domain: str, config: str, test_set: str, args) -> None:
-    tasks = args.ipc / domain / test_set
-    common = ["--tasks", str(tasks), "--limit", str(args.limit), "--time-limit", str(args.time_limit)]
-    common += ["--out", str(out_dir(domain, config, test_set, args)), "--quiet"]
+    tasks, protocol = args.ipc / domain / test_set, args.protocol
+    common = ["--tasks", str(tasks), "--limit", str(protocol.limit), "--time-limit", str(protocol.time_limit)]
+    common += ["--out", str(out_dir(domain, config, test_set, args)), "--jobs", str(args.jobs), "--quiet"]
+    if protocol.memory_limit is not None:
+        common += ["--memory-limit", str(protocol.memory_limit)]
+    if protocol.covers_grounding:
+        common += ["--limits-cover-grounding"]
+    if args.sample > 1:
+        common += ["--problems", str(sample_size(tasks, args.sample))]
     if CONFIGS[config] is None:
         run(["agents.evaluate", "--heuristic", config, *common])
     else:
@@ -107,12 +165,19 @@ def evaluate(domain: str, config: str, test_set: str, args) -> None:
             run(["agents.evaluate", "--run", str(run_dir), *common])
 
 
-def coverage(domain: str, config: str, test_set: str, args) -> tuple[int, int, int] | None:
-    """(solved, tasks, searches stopped by the time limit) of a finished evaluation, else None."""
+def records(domain: str, config: str, test_set: str, args) -> list[dict] | None:
+    """The per-task results of a finished evaluation, else None."""
     path = out_dir(domain, config, test_set, args) / "summary.json"
     if not path.is_file():
         return None
-    results = [json.loads(p.read_text()) for p in sorted(path.parent.glob("problems/*.json"))]
+    return [json.loads(p.read_text()) for p in sorted(path.parent.glob("problems/*.json"))]
+
+
+def coverage(domain: str, config: str, test_set: str, args) -> tuple[int, int, int] | None:
+    """(solved, tasks, searches stopped by the time limit) of a finished evaluation, else None."""
+    results = records(domain, config, test_set, args)
+    if results is None:
+        return None
     timed_out = sum(r["status"] == "time_limit" for r in results)
     return sum(r["solved"] for r in results), len(results), timed_out
 
@@ -159,20 +224,128 @@ def tables(args) -> str:
     return "\n".join(lines)
 
 
+PLANNERS = ("HUZAR", "GOFAI", "FD SMAC", "Muninn")
+
+
+def _row(*cells) -> str:
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
+def _solved(results: list[dict] | None) -> int | None:
+    return None if results is None else sum(r["solved"] for r in results)
+
+
+def field_tables(args) -> str:
+    """The ``ecai25`` protocol's comparison: per domain and difficulty our configurations beside
+    the competition's planners on the same tasks; per domain beside WL-GOOSE's published figures;
+    and where the time went (evaluations per second against evaluations per solved task)."""
+    configs, labels = args.configs, [LABELS[c] for c in args.configs]
+    lines = [_row("domain", "set", "tasks", *labels, *PLANNERS), "|---|---|" + "--:|" * (len(configs) + 5)]
+    totals: dict[str, dict[str, int | None]] = {d: dict.fromkeys(configs, 0) for d in args.domains}
+    ungrounded = seen = 0
+    for d in args.domains:
+        for s in args.test_sets:
+            results = {c: records(d, c, s, args) for c in configs}
+            done = [r for r in results.values() if r is not None]
+            if not done:
+                for c in configs:
+                    totals[d][c] = None
+                continue
+            names = {r["problem"] for r in done[0]}
+            official = official_coverage(args.ipc / "official_runs.csv", d, s.removeprefix("testing-"), names)
+            ours = [_solved(results[c]) for c in configs]
+            for c, n in zip(configs, ours, strict=True):
+                totals[d][c] = None if n is None or totals[d][c] is None else totals[d][c] + n
+            cells = ["–" if n is None else n for n in ours] + [official.get(k, "–") for k in PLANNERS]
+            lines.append(_row(d, s.removeprefix("testing-"), len(names), *cells))
+            grounding = {}  # task -> whether every configuration's run ended in its grounding
+            for r in done:
+                for x in r:
+                    grounding[x["problem"]] = (
+                        grounding.get(x["problem"], True) and x.get("ended_in") == "grounding"
+                    )
+            seen += len(grounding)
+            ungrounded += sum(grounding.values())
+    lines += ["", *_goose_table(args, totals), "", f"Tasks no configuration could ground within the limits: "
+              f"{ungrounded} of {seen}.", "", *_speed_table(args)]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _goose_table(args, totals: dict[str, dict[str, int | None]]) -> list[str]:
+    """Per domain, over the protocol's sets: ours beside WL-GOOSE at the same limits, its
+    published per-domain figures scaled to our task count (marked ≈)."""
+    configs = args.configs
+    n_tasks = {
+        d: sum(sample_size(args.ipc / d / s, args.sample) for s in args.test_sets) for d in args.domains
+    }
+    lines = [
+        "WL-GOOSE at the same limits (Chen, ECAI 2025; of 90 tasks per domain, ≈: scaled to our task count): "
+        "the ICAPS 2024 configuration, and the best configuration of each domain (an oracle).",
+        "",
+        _row(
+            "domain",
+            "tasks",
+            *(LABELS[c] for c in configs),
+            "WL-GOOSE ICAPS24 ≈",
+            "WL-GOOSE best per domain ≈",
+        ),
+        "|---|--:|" + "--:|" * (len(configs) + 2),
+    ]
+    comparable = set(args.test_sets) == set(TEST_SETS)  # its figures are over all three sets
+    if not comparable:
+        lines[0] += " Its figures cover easy, medium and hard together: not shown for a part of them."
+    for d in args.domains:
+        icaps, best = (
+            round(n * n_tasks[d] / TASKS_PER_DOMAIN) if comparable else "–" for n in WL_GOOSE_ECAI25[d]
+        )
+        ours = ("–" if totals[d][c] is None else totals[d][c] for c in configs)
+        lines.append(_row(d, n_tasks[d], *ours, icaps, best))
+    by_config = {c: [totals[d][c] for d in args.domains] for c in configs}
+    total = sum(n_tasks.values())
+    complete = ", ".join(f"{LABELS[c]} {sum(v)}" for c, v in by_config.items() if None not in v)
+    best = WL_GOOSE_ECAI25_BEST_TOTAL
+    scaled = f" (≈ {best * total / 900:.0f} of our {total} tasks at its rate)" if comparable else ""
+    complete = complete or "no configuration complete"
+    lines += [
+        "",
+        f"WL-GOOSE's best single configuration: {best} of 900{scaled}; ours on {total} tasks: {complete}.",
+    ]
+    return lines
+
+
+def _speed_table(args) -> list[str]:
+    """Per domain and configuration: evaluations per second of search, and the median evaluations
+    of the solved tasks (speed against guidance)."""
+    head = [f"{LABELS[c]} {what}" for c in args.configs for what in ("evals/s", "median evals solved")]
+    lines = [_row("domain", *head), "|---|" + "--:|--:|" * len(args.configs)]
+    for d in args.domains:
+        cells = []
+        for c in args.configs:
+            found = [x for s in args.test_sets for x in records(d, c, s, args) or [] if x.get("evaluations")]
+            seconds = sum(x["seconds"] for x in found)
+            solved = [x["evaluations"] for x in found if x["solved"]]
+            cells.append(f"{sum(x['evaluations'] for x in found) / seconds:,.0f}" if seconds > 0 else "–")
+            cells.append(f"{statistics.median(solved):,.0f}" if solved else "–")
+        lines.append(_row(d, *cells))
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="paper", help="limits and test sets")
     parser.add_argument("--configs", nargs="+", default=["hff", "wl-n", "wl-tn", "wl-rank"], choices=CONFIGS)
-    parser.add_argument("--test-sets", nargs="+", default=list(TEST_SETS), choices=TEST_SETS)
-    parser.add_argument("--time-limit", type=float, default=600.0, help="wall-clock seconds per search")
-    parser.add_argument("--limit", type=int, default=10_000, help="node evaluations per search")
-    parser.add_argument("--steps", type=int, default=3000, help="training steps of the WL models")
-    parser.add_argument("--nlm-steps", type=int, default=1000, help="training steps of the NLM")
+    parser.add_argument("--test-sets", nargs="+", choices=TEST_SETS, help="default: the protocol's")
+    parser.add_argument("--sample", type=int, default=1, help="plan on an even spread of one task in K")
+    parser.add_argument("--jobs", type=int, default=1, help="agents.evaluate's parallel searches")
     parser.add_argument("--data", type=Path, default=Path("data/ipc"))
-    parser.add_argument("--runs", type=Path, default=Path("runs/ipc"))
+    parser.add_argument("--runs", type=Path, default=None, help="default: the protocol's")
     parser.add_argument("--ipc", type=Path, default=IPC)
     parser.add_argument("--table-only", action="store_true", help="print the tables of what is done")
     args = parser.parse_args()
+    args.protocol = PROTOCOLS[args.protocol]
+    args.test_sets = args.test_sets or list(args.protocol.test_sets)
+    args.runs = args.runs or Path(args.protocol.runs)
     args.data, args.runs = (ROOT / p if not p.is_absolute() else p for p in (args.data, args.runs))
     if not args.table_only:
         if not args.ipc.is_dir():
@@ -186,6 +359,9 @@ def main() -> None:
         except KeyboardInterrupt as exc:  # the running command is stopped already
             interrupted(exc, f"finished trainings and evaluations are kept under {args.runs}", now=True)
     print(tables(args))
+    if args.protocol.covers_grounding:
+        print()
+        print(field_tables(args))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,10 @@ class InputLimitError(PDDLError):
     to raise it."""
 
 
+class TimeLimitError(InputLimitError):
+    """Loading a task took longer than its time limit (`pddlgym_sl.bounded_load`)."""
+
+
 class PlanError(PDDLError):
     """A plan does not apply to its task or does not reach the goal."""
 

@@ -241,3 +241,26 @@ def test_memory_limit_ends_a_search_with_its_status_and_is_searched_again_under_
     assert json.loads((out / "problems" / "p1.json").read_text())["memory_limit"] == 2
     with pytest.raises(ConfigError, match="memory-limit"):
         evaluate(EvalArgs(run=tmp_path, search="dual", memory_limit=100))
+
+
+def test_limits_that_cover_grounding_end_a_task_in_its_grounding_or_leave_its_search_the_rest(tmp_path):
+    """``--limits-cover-grounding``: a time limit shorter than loading the task ends it before any
+    search (status time_limit, ended_in grounding); a long one solves it, the record saying the
+    limits covered grounding; changing the flag searches again."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "domain.pddl").write_text(domains.domain_file("ferry").read_text())
+    (tasks / "p1.pddl").write_text(domains.generate_problem("ferry", seed=1, locations=30, cars=30))
+    out = tmp_path / "eval"
+    args = EvalArgs(heuristic="hff", tasks=tasks, time_limit=0.001, limits_cover_grounding=True, out=out,
+                    quiet=True)  # fmt: skip
+    assert evaluate(args)["solved"] == 0
+    record = json.loads((out / "problems" / "p1.json").read_text())
+    assert (record["status"], record["ended_in"], record["evaluations"]) == ("time_limit", "grounding", 0)
+    assert evaluate(replace(args, time_limit=120))["solved"] == 1
+    record = json.loads((out / "problems" / "p1.json").read_text())
+    assert record["limits_cover_grounding"] and "ended_in" not in record and record["load_seconds"] > 0
+    evaluate(replace(args, time_limit=120, limits_cover_grounding=False))  # another protocol: again
+    assert not json.loads((out / "problems" / "p1.json").read_text())["limits_cover_grounding"]
+    with pytest.raises(ConfigError, match="needs --time-limit"):
+        EvalArgs(heuristic="hff", limits_cover_grounding=True)

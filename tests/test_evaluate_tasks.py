@@ -105,3 +105,45 @@ def test_the_ipc_table_totals_complete_columns(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "| ferry | 2/3 | 1/1 |" in out.stdout and "| miconic | 1/2 (1t) | – |" in out.stdout
     assert "| **total** | 3/5 (1t) | – |" in out.stdout
+
+
+@pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
+def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp_path):
+    """``--protocol ecai25``: per set, the official planners' coverage on exactly the tasks our
+    records name (ferry hard p03 and p04: HUZAR and FD SMAC solved both, GOFAI and Muninn neither),
+    the tasks no configuration grounded, and evaluations per second."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "ferry-hff" / "eval" / "testing-hard"
+    (out / "problems").mkdir(parents=True)
+    (out / "summary.json").write_text("{}")
+    records = {
+        "p03": {"solved": True, "status": "solved", "evaluations": 500, "seconds": 0.5},
+        "p04": {
+            "solved": False,
+            "status": "time_limit",
+            "evaluations": 0,
+            "seconds": 0.0,
+            "ended_in": "grounding",
+        },
+    }
+    for name, record in records.items():
+        (out / "problems" / f"{name}.json").write_text(json.dumps({"problem": f"{name}.pddl", **record}))
+    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
+    cmd = [sys.executable, str(script), "--protocol", "ecai25", "--table-only", "--domains", "ferry"]
+    cmd += [
+        "--configs",
+        "hff",
+        "--test-sets",
+        "testing-hard",
+        "--runs",
+        str(tmp_path),
+        "--data",
+        str(tmp_path),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "| ferry | hard | 2 | 1 | 2 | 0 | 2 | 0 |" in done.stdout
+    assert "Tasks no configuration could ground within the limits: 1 of 2." in done.stdout
+    assert "| ferry | 1,000 | 500 |" in done.stdout

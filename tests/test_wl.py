@@ -166,3 +166,22 @@ def test_the_run_learns(wl_run, tiny_dataset):
         config["name"] == "wl"
         and len(config["mean"]) == WLFeaturizer.from_config(config["featurizer"]).n_features
     )
+
+
+def test_the_ecai25_colour_table_settings_reach_the_fitted_table(tiny_dataset, tmp_path):
+    """``--wl-iterations 1 --wl-pruning i-mf --wl-hash set`` (the ECAI 2025 study's best) are the
+    table's, and differ from the default's; another model refuses them."""
+    import json
+
+    from pddlgym_sl.errors import ConfigError
+
+    common = {"data": tiny_dataset, "runs": tmp_path, "steps": 5, "quiet": True}
+    run = train(Args(model="wl", dist="n", sigma="fixed", residual="none", name="ecai", **common,
+                     wl_iterations=1, wl_pruning="i-mf", wl_hash="set"))  # fmt: skip
+    default = train(Args(model="wl", dist="n", sigma="fixed", residual="none", name="goose", **common))
+    tables = [json.loads((r / "model.json").read_text())["model"]["featurizer"] for r in (run, default)]
+    assert [(t["iterations"], t["pruning"]) for t in tables] == [(1, "i-mf"), (2, "none")]
+    assert WLFeaturizer.from_config(tables[0]).n_features < WLFeaturizer.from_config(tables[1]).n_features
+    assert json.loads((run / "args.json").read_text())["wl_pruning"] == "i-mf"
+    with pytest.raises(ConfigError, match="--model wl only"):
+        Args(model="nlm", wl_iterations=1, **common)

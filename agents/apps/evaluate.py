@@ -61,10 +61,11 @@ from tqdm import tqdm
 import domains
 from agents.devices import resolve_device
 from pddlgym_sl.arguments import check_ranges
+from pddlgym_sl.bounded_load import load_task_bounded
 from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.data.generate import given_domain_file
 from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
-from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.errors import ConfigError, InputLimitError, PDDLError, TimeLimitError
 from pddlgym_sl.io import atomic_write_json, remove_orphaned_temporaries
 from pddlgym_sl.parallel import BACKENDS, Backend, Unit, run_units
 from pddlgym_sl.parallel.interrupt import note_kept
@@ -80,13 +81,15 @@ from pddlgym_sl.task import load_task
 @dataclass(frozen=True)
 class SearchOptions:
     """How a problem is searched: the evaluation budget and, for the confidence-aware searches, the
-    learned heuristic's threshold (None: none) and whether it prioritizes instead of pruning."""
+    learned heuristic's threshold (None: none) and whether it prioritizes instead of pruning;
+    whether the time and memory limits cover loading and grounding the task too."""
 
     limit: int
     threshold: Threshold | None = None
     prioritize: bool = False
     time_limit: float | None = None
     memory_limit: float | None = None
+    covers_grounding: bool = False
 
 
 def _single_queue(task, heuristic, options: SearchOptions) -> SearchResult:
@@ -170,6 +173,11 @@ class Args:
     """domain file of --tasks (default: DIR/domain.pddl or DIR/../domain.pddl)"""
     time_limit: float | None = None
     """wall-clock limit of each search in seconds (default: none)"""
+    limits_cover_grounding: bool = False
+    """--time-limit and the memory limit cover loading and grounding each task too, as in the IPC:
+    the task is loaded in a child process under them (a task not grounded in time ends with status
+    time_limit, one whose grounding runs out of memory with memory_limit; ended_in says which
+    phase), and its search gets the time left; one search at a time (no --lockstep)"""
     memory_limit: float | None = None
     """memory limit of each search's process in MB: a search that would pass it ends with status
     memory_limit (default: 3/4 of the machine's memory, shared by the --jobs processes); not for
@@ -219,6 +227,8 @@ class Args:
 
     def __post_init__(self) -> None:
         check_ranges(self, positive=("limit", "problems", "jobs", "time_limit", "memory_limit", "lockstep"))
+        if self.limits_cover_grounding and self.time_limit is None:
+            raise ConfigError("--limits-cover-grounding needs --time-limit")
         Backend(self.backend, self.jobs, self.address)  # --address without --backend ray
 
 
@@ -281,22 +291,40 @@ def _heuristic(task, domain_file: str):
     return learned_heuristic(trained, task, schema, clip=clip, device=device, compiled=_WORKER["compiled"])
 
 
+LIMITS = ("time_limit", "memory_limit")
+"""The statuses of a task that a limit ended (``ended_in`` says in which phase)."""
+
+
 def _load(
     domain_file: str, problem_file: str, limit: int, time_limit: float | None
 ) -> tuple[Any, float] | dict[str, Any]:
-    """``(task, load seconds)``, or the recorded failure of a task that cannot be loaded."""
+    """``(task, load seconds)``, or the recorded failure of a task that cannot be loaded (or,
+    under ``--limits-cover-grounding``, not within the limits)."""
+    options: SearchOptions | None = _WORKER.get("options")
     start = time.perf_counter()
     try:
-        task = load_task(domain_file, problem_file)
+        if options is not None and options.covers_grounding and time_limit is not None:
+            task = load_task_bounded(domain_file, problem_file, time_limit, options.memory_limit)
+        else:
+            task = load_task(domain_file, problem_file)
     except PDDLError as exc:  # one task that cannot be loaded must not end the evaluation
+        status = f"error: {exc}"
+        if isinstance(exc, TimeLimitError):
+            status = "time_limit"
+        elif isinstance(exc, InputLimitError) and options is not None and options.covers_grounding:
+            status = "memory_limit"
         return {
             "problem": Path(problem_file).name,
             "solved": False,
-            "status": f"error: {exc}",
+            "status": status,
             "evaluations": 0,
             "seconds": 0.0,
+            "load_seconds": round(time.perf_counter() - start, 4),
             "limit": limit,
             "time_limit": time_limit,
+            "memory_limit": None if options is None else options.memory_limit,
+            "limits_cover_grounding": options is not None and options.covers_grounding,
+            **({"ended_in": "grounding", "cause": exc.cause} if status in LIMITS else {}),
         }
     return task, time.perf_counter() - start
 
@@ -335,6 +363,8 @@ def _outcome(
         "limit": limit,
         "time_limit": time_limit,
         "memory_limit": _WORKER["options"].memory_limit,
+        "limits_cover_grounding": _WORKER["options"].covers_grounding,
+        **({"ended_in": "search"} if result.status in LIMITS else {}),
         "plan": result.plan,
         **_extra_fields(result),
     }
@@ -350,7 +380,10 @@ def _solve(
     options = _WORKER["options"]
     compile_seconds = _warm_up(task, domain_file, options)
     heuristic = _heuristic(task, domain_file)
-    result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=time_limit))
+    search_limit = time_limit
+    if options.covers_grounding and time_limit is not None:  # the search gets the time left
+        search_limit = max(time_limit - load_seconds, 1e-3)
+    result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=search_limit))
     return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
 
 
@@ -407,13 +440,15 @@ def lockstep_width(args: Args, model: str | None) -> int:
     supports), else 1. `model` is the run's model name (None without a run): a ``--model wl`` run
     evaluates with its compiled heuristic inside the engine, not in lockstep, unless --no-compiled."""
     applies = args.run is not None and args.search == "gbfs" and args.prune == "none"
+    applies = applies and not args.limits_cover_grounding  # each search's own time left
     in_engine = model == "wl" and args.compiled
     if args.lockstep is None:
         default = applies and not in_engine and args.jobs == 1 and args.backend == "local"
         return LOCKSTEP_DEFAULT if default else 1
     if args.lockstep > 1 and not applies:
         raise ConfigError(
-            "--lockstep advances GBFS searches with a learned heuristic (--run, --search gbfs, no --prune)"
+            "--lockstep advances GBFS searches with a learned heuristic (--run, --search gbfs, no --prune, "
+            "not --limits-cover-grounding)"
         )
     if args.lockstep > 1 and in_engine:
         raise ConfigError(
@@ -444,7 +479,8 @@ def _finished(path: Path, args: Args) -> bool:
     result = json.loads(path.read_text())
     if result.get("status") == "memory_limit" and result.get("memory_limit") != _process_memory_limit(args):
         return False
-    return result.get("limit") == args.limit and result.get("time_limit") == args.time_limit
+    covered = result.get("limits_cover_grounding", False) == args.limits_cover_grounding
+    return covered and result.get("limit") == args.limit and result.get("time_limit") == args.time_limit
 
 
 def summarize(results: list[dict[str, Any]], limit: int) -> dict[str, Any]:
@@ -553,7 +589,9 @@ def evaluate(args: Args) -> dict[str, Any]:
     if args.confidence and args.run is not None:
         refresh_run_confidence(args.run, args.device)
     label = config_label(args)
-    options = SearchOptions(args.limit, memory_limit=_process_memory_limit(args))
+    options = SearchOptions(
+        args.limit, memory_limit=_process_memory_limit(args), covers_grounding=args.limits_cover_grounding
+    )
     if args.prune != "none":
         options = replace(options, threshold=run_threshold(args.run, args.prune, args.threshold, args.device))
         options = replace(options, prioritize=args.prioritize)

@@ -7,8 +7,8 @@ one module that defines its network, its input builders and a ``SPEC``, plus one
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from torch import nn
@@ -43,6 +43,8 @@ class ModelSpec:
         reads_features: the training inputs read the split's ``features`` (linear regression's
             hFF-based features, infinite for relaxed dead ends): out-of-distribution noise states
             (`agents.ood`) must then have finite ones.
+        fit_options: training flags of this model alone, as ``SupervisedConfig`` field ->
+            keyword of `TrainingInputs.model_config` (WL: ``wl_iterations`` -> ``iterations``).
     """
 
     network: Callable[..., nn.Module]
@@ -53,6 +55,7 @@ class ModelSpec:
     lr: float = 1e-2
     paper_weight_decay: float = 1e-2
     reads_features: bool = False
+    fit_options: Mapping[str, str] = field(default_factory=dict)
 
     def build(self, n_outputs: int, **config: Any) -> nn.Module:
         """A fresh network with ``n_outputs`` raw outputs per state."""

@@ -10,11 +10,22 @@ field docstrings are the flags' help texts. Importing this module imports no tor
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
-from agents.registries import BOUNDS, DISTS, LOSS_NAMES, MODEL_NAMES, NOISE_NAMES, RESIDUALS, SIGMAS, UPPERS
+from agents.registries import (
+    BOUNDS,
+    DISTS,
+    LOSS_NAMES,
+    MODEL_NAMES,
+    NOISE_NAMES,
+    RESIDUALS,
+    SIGMAS,
+    UPPERS,
+    WL_HASHES,
+    WL_PRUNING,
+)
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.errors import ConfigError
 
@@ -102,14 +113,35 @@ class SupervisedConfig:
     confidence on them (agents/ood.py)"""
     ood_ratio: float = 0.5
     """fraction Y of noise states in a batch (B training states plus round(B*Y/(1-Y)) noise states)"""
+    wl_iterations: int = 2
+    """--model wl: WL refinement iterations of the colour table (GOOSE's released models: 2; the ECAI
+    2025 study's best: 1)"""
+    wl_pruning: Literal[WL_PRUNING] = "none"
+    """--model wl: wlplan's colour pruning while fitting (i-mf: equivalent and rare colours dropped
+    after each iteration, the ECAI 2025 study's best)"""
+    wl_hash: Literal[WL_HASHES] = "set"
+    """--model wl: a node's neighbour colours kept once (set) or counted (multiset)"""
 
     def __post_init__(self) -> None:
         check_ranges(
             self,
-            positive=("steps", "batch_size", "lr", "grad_clip", "train_problems", "val_every", "time_budget"),
+            positive=(
+                "steps",
+                "batch_size",
+                "lr",
+                "grad_clip",
+                "train_problems",
+                "val_every",
+                "time_budget",
+                "wl_iterations",
+            ),
             non_negative=("weight_decay",),
             at_most={"batch_size": MAX_BATCH_SIZE},
         )
+        if self.model != "wl" and any(
+            getattr(self, f.name) != f.default for f in fields(self) if f.name.startswith("wl_")
+        ):
+            raise ConfigError("--wl-iterations, --wl-pruning and --wl-hash apply to --model wl only")
         if self.loss != "nll" and (self.ood != "none" or self.upper == "plan"):
             raise ConfigError(
                 f"--loss {self.loss} takes neither --ood nor --upper plan (they extend the NLL)"

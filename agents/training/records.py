@@ -35,6 +35,9 @@ SUPERVISED_ADDED_LATER = {
     "ood": "none",
     "ood_ratio": 0.5,
     "time_budget": None,
+    "wl_iterations": 2,
+    "wl_pruning": "none",
+    "wl_hash": "set",
 }
 """Fields of `SupervisedConfig` that runs written before they existed lack, with the value those
 runs behaved as."""

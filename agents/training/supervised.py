@@ -92,7 +92,9 @@ class Trainer:
         torch.manual_seed(config.seed)
         model_config = {
             "name": config.model,
-            **self.inputs["train"].model_config(),
+            **self.inputs["train"].model_config(
+                **{arg: getattr(config, name) for name, arg in spec.fit_options.items()}
+            ),
             "n_outputs": self.head.n_outputs,
         }
         self.model = make_model(**model_config).to(self.device)

@@ -58,6 +58,9 @@ class Symbol(str):
         obj.line = line
         return obj
 
+    def __reduce__(self):
+        return Symbol, (str(self), self.line)  # picklable: a task loaded in a child process
+
 
 class SList(list):
     """A parenthesised PDDL list; `line` is the line of its '('."""
@@ -65,6 +68,9 @@ class SList(list):
     def __init__(self, line: int, items: object = ()) -> None:
         super().__init__(items)  # type: ignore[call-overload]
         self.line = line
+
+    def __reduce__(self):
+        return SList, (self.line, list(self))
 
 
 def head_of(node: object) -> Symbol | None:

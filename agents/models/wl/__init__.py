@@ -25,6 +25,7 @@ SPEC = ModelSpec(
     label="WL",
     lr=1e-2,
     paper_weight_decay=0.0,
+    fit_options={"wl_iterations": "iterations", "wl_pruning": "pruning", "wl_hash": "hash"},
 )
 """The linear model's settings (the paper has no WL model): AdamW at lr 1e-2, no weight decay in the
 presets."""

@@ -26,11 +26,12 @@ from _wlplan.planning import Domain, Predicate, Problem, State
 from wlplan.feature_generator import WLFeatures, init_feature_generator
 
 from agents.errors import AgentError
+from agents.registries import WL_PRUNING
 
 __all__ = ["ITERATIONS", "PRUNING", "WLFeaturizer"]
 
 ITERATIONS = 2
-PRUNING = ("none", "a-m", "i-g", "i-m", "i-f", "i-mf")
+PRUNING = WL_PRUNING
 """wlplan 2.1.0's pruning options (``get_available_pruning_methods``)."""
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from agents.models.wl.features import WLFeaturizer
+from agents.models.wl.features import ITERATIONS, WLFeaturizer
 from agents.models.wl.vocabulary import TaskAtoms, wl_domain
 from pddlgym_sl.data.dataset import LabelledSplit
 from pddlgym_sl.envs.encoders.schema import Schema
@@ -71,9 +71,14 @@ class WLTrainingInputs:
             for start in range(0, len(states), CHUNK):
                 yield atoms.problem, atoms.states(states[start : start + CHUNK])
 
-    def model_config(self) -> dict[str, Any]:
-        """Fit the colour table on this split's states; with the counts' mean and deviation."""
-        featurizer = WLFeaturizer.fit(self.domain, self._problem_states())
+    def model_config(
+        self, iterations: int = ITERATIONS, pruning: str = "none", hash: str = "set"
+    ) -> dict[str, Any]:
+        """Fit the colour table on this split's states (`WLFeaturizer.fit`'s options; `hash`: set
+        or multiset); with the counts' mean and deviation."""
+        featurizer = WLFeaturizer.fit(
+            self.domain, self._problem_states(), iterations, pruning, multiset_hash=hash == "multiset"
+        )
         x = self.features(featurizer).double()
         std = x.std(dim=0, correction=0) if len(x) else torch.zeros(x.shape[1], dtype=torch.float64)
         return {"featurizer": featurizer.config, "mean": x.mean(dim=0).tolist(), "std": std.tolist()}
