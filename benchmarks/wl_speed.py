@@ -1,10 +1,11 @@
 """Benchmark: GBFS with a WL heuristic (compiled, and the torch path) beside GBFS + hFF, one process.
 
     python benchmarks/wl_speed.py [--domains ferry rovers ...] [--tasks N] [--max-evaluations 10000]
-                                  [--train-tasks 10] [--run RUN_DIR]
+                                  [--train-tasks 10] [--iterations 2] [--pruning none] [--run RUN_DIR]
 
 On the IPC 2023 Learning Track tasks in ``../shared/ipc23-lt`` (skipped, saying so, where absent):
-for each domain, a WL colour table (`agents.models.wl`, 2 iterations) is fitted on the states of
+for each domain, a WL colour table (`agents.models.wl`, 2 iterations, or ``--iterations 1
+--pruning i-mf`` for the ECAI 2025 study's best setting) is fitted on the states of
 GBFS + hFF plans of the first ``--train-tasks`` training tasks, and a linear model on it by least
 squares to the remaining plan length (so that the searches below go where a trained model would;
 ``--run`` takes a trained ``--model wl`` run of that domain instead). The head is N with the hmax
@@ -38,6 +39,7 @@ from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from agents.models.wl import WLFeaturizer, WLLinear
 from agents.models.wl.compiled import CompiledWLHeuristic
 from agents.models.wl.vocabulary import TaskAtoms, wl_domain
+from agents.registries import WL_PRUNING
 from pddlgym_sl import load_task
 from pddlgym_sl.envs.problems import spread
 from pddlgym_sl.search import gbfs
@@ -52,7 +54,7 @@ def _plan_states(task, budget: int) -> np.ndarray | None:
     return task.states_to_array(task.validate_plan(result.plan)) if result.solved else None
 
 
-def fitted_model(domain: str, n_tasks: int, head) -> WLLinear:
+def fitted_model(domain: str, n_tasks: int, head, iterations: int = 2, pruning: str = "none") -> WLLinear:
     """A WL model fitted by least squares to the remaining length of GBFS + hFF plans."""
     domain_file = IPC / domain / "domain.pddl"
     data, xs, ys = [], [], []
@@ -63,7 +65,7 @@ def fitted_model(domain: str, n_tasks: int, head) -> WLLinear:
             atoms = TaskAtoms(task)
             data.append((atoms.problem, atoms.states(states), len(states)))
     wl_dom, _ = wl_domain(str(domain_file))
-    featurizer = WLFeaturizer.fit(wl_dom, [(p, s) for p, s, _ in data])
+    featurizer = WLFeaturizer.fit(wl_dom, [(p, s) for p, s, _ in data], iterations, pruning)
     for p, s, n in data:
         xs.append(featurizer.embed(p, s))
         ys.append(np.arange(n - 1, -1, -1, dtype=np.float64))
@@ -119,6 +121,8 @@ def main() -> None:
         "--tasks", type=int, default=None, help="testing-easy tasks per domain (default: all)"
     )
     parser.add_argument("--train-tasks", type=int, default=10)
+    parser.add_argument("--iterations", type=int, default=2, help="WL iterations of the fitted table")
+    parser.add_argument("--pruning", default="none", choices=WL_PRUNING, help="wlplan's colour pruning")
     parser.add_argument("--max-evaluations", type=int, default=10_000)
     parser.add_argument("--run", type=Path, default=None, help="a trained --model wl run (one domain)")
     args = parser.parse_args()
@@ -136,7 +140,7 @@ def main() -> None:
             trained = TrainedModel.load(args.run)
             model, head = trained.model, trained.head
         else:
-            model = fitted_model(domain, args.train_tasks, head)
+            model = fitted_model(domain, args.train_tasks, head, args.iterations, args.pruning)
         bounded = TrainedModel(model, head, "wl", domain, Path("."))
         blind_head = make_head(head.dist, sigma=head.sigma, residual=head.residual, bound="blind")
         blind = TrainedModel(model, blind_head, "wl", domain, Path("."))

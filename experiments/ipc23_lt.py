@@ -19,7 +19,8 @@ as in Chen's ECAI 2025 study of WL-GOOSE: training within 5 minutes of wall cloc
 evaluation cap, 60 s and 4 GB per task with loading and grounding counted, ``--limits-cover-
 grounding``; easy, medium and hard) into ``runs/ipc-ecai25``, tabulated beside the competition's
 planners on the same tasks and WL-GOOSE's published totals (`ipc23_field`). ``--sample K`` plans
-on an even spread of one task in K of each set (the same tasks for every configuration).
+on an even spread of one task in K of each set (the same tasks for every configuration);
+``--address HOST:PORT`` plans on a Ray cluster (one task per worker, its CPU and memory share).
 
 Every command runs as a subprocess, so what it does is what those commands do. Ctrl-C or SIGTERM
 stops the running command at once with one line, and no command outlives the script.
@@ -150,7 +151,12 @@ def sample_size(tasks: Path, every: int) -> int:
 def evaluate(domain: str, config: str, test_set: str, args) -> None:
     tasks, protocol = args.ipc / domain / test_set, args.protocol
     common = ["--tasks", str(tasks), "--limit", str(protocol.limit), "--time-limit", str(protocol.time_limit)]
-    common += ["--out", str(out_dir(domain, config, test_set, args)), "--jobs", str(args.jobs), "--quiet"]
+    common += ["--out", str(out_dir(domain, config, test_set, args)), "--quiet"]
+    common += (
+        ["--jobs", str(args.jobs)]
+        if args.address is None
+        else ["--backend", "ray", "--address", args.address]
+    )
     if protocol.memory_limit is not None:
         common += ["--memory-limit", str(protocol.memory_limit)]
     if protocol.covers_grounding:
@@ -338,6 +344,9 @@ def main() -> None:
     parser.add_argument("--test-sets", nargs="+", choices=TEST_SETS, help="default: the protocol's")
     parser.add_argument("--sample", type=int, default=1, help="plan on an even spread of one task in K")
     parser.add_argument("--jobs", type=int, default=1, help="agents.evaluate's parallel searches")
+    parser.add_argument(
+        "--address", help="plan on this Ray cluster (agents.evaluate --backend ray --address)"
+    )
     parser.add_argument("--data", type=Path, default=Path("data/ipc"))
     parser.add_argument("--runs", type=Path, default=None, help="default: the protocol's")
     parser.add_argument("--ipc", type=Path, default=IPC)

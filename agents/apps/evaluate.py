@@ -177,7 +177,9 @@ class Args:
     """--time-limit and the memory limit cover loading and grounding each task too, as in the IPC:
     the task is loaded in a child process under them (a task not grounded in time ends with status
     time_limit, one whose grounding runs out of memory with memory_limit; ended_in says which
-    phase), and its search gets the time left; one search at a time (no --lockstep)"""
+    phase), and its search gets the time left after the heuristic's setup; one search at a time
+    (no --lockstep). Compiling the kernels, once per process before its first task (compile_seconds),
+    is not counted"""
     memory_limit: float | None = None
     """memory limit of each search's process in MB: a search that would pass it ends with status
     memory_limit (default: 3/4 of the machine's memory, shared by the --jobs processes); not for
@@ -379,10 +381,11 @@ def _solve(
     task, load_seconds = loaded
     options = _WORKER["options"]
     compile_seconds = _warm_up(task, domain_file, options)
+    start = time.perf_counter()
     heuristic = _heuristic(task, domain_file)
     search_limit = time_limit
     if options.covers_grounding and time_limit is not None:  # the search gets the time left
-        search_limit = max(time_limit - load_seconds, 1e-3)
+        search_limit = max(time_limit - load_seconds - (time.perf_counter() - start), 1e-3)
     result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=search_limit))
     return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
 
