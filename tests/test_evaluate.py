@@ -257,9 +257,10 @@ def test_limits_that_cover_grounding_end_a_task_in_its_grounding_or_leave_its_se
     assert evaluate(args)["solved"] == 0
     record = json.loads((out / "problems" / "p1.json").read_text())
     assert (record["status"], record["ended_in"], record["evaluations"]) == ("time_limit", "grounding", 0)
-    assert evaluate(replace(args, time_limit=120))["solved"] == 1
+    summary = evaluate(replace(args, time_limit=120))
     record = json.loads((out / "problems" / "p1.json").read_text())
     assert record["limits_cover_grounding"] and "ended_in" not in record and record["load_seconds"] > 0
+    assert summary["solved"] == 1 and summary["mean_evaluations_solved"] == record["evaluations"]
     evaluate(replace(args, time_limit=120, limits_cover_grounding=False))  # another protocol: again
     assert not json.loads((out / "problems" / "p1.json").read_text())["limits_cover_grounding"]
     with pytest.raises(ConfigError, match="needs --time-limit"):
