@@ -387,6 +387,11 @@ def _solve(
     if options.covers_grounding and time_limit is not None:  # the search gets the time left
         search_limit = max(time_limit - load_seconds - (time.perf_counter() - start), 1e-3)
     result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=search_limit))
+    # the engine checks the clock between expansions, so one expansion's batch of evaluations may
+    # end past the limit: a plan found after it does not count, as in the IPC
+    late = time_limit is not None and load_seconds + time.perf_counter() - start > time_limit
+    if options.covers_grounding and result.solved and late:
+        result = replace(result, solved=False, status="time_limit", plan=[], cost=None, plan_indices=[])
     return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
 
 

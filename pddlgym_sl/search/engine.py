@@ -356,7 +356,9 @@ def run(
     max_nodes,
 ):
     """Advance the search until it ends or pauses; returns SOLVED, EXHAUSTED, EVALUATION_LIMIT,
-    PAUSED (after `max_expansions` expansions), NEED_VALUES (fill ``work.values[:info[N_NEW]]``
+    PAUSED (after `max_expansions` units of work: an expansion and each state it evaluates count
+    one, so that a pause comes after about the same time whether the expansions meet new states or
+    only duplicates), NEED_VALUES (fill ``work.values[:info[N_NEW]]``
     with the values of ``work.batch[:info[N_NEW]]`` and call again), or GROW_NODES (the next
     expansion could exceed `max_nodes` or the node arrays), GROW_TABLE or GROW_OPEN (call again
     with a bigger one: `grow_nodes`, `new_table` + `rehash`, `open_lists.grow_*`)."""
@@ -505,6 +507,7 @@ def run(
             info[_STOP_AFTER_PENDING] = 1
         info[N_NEW] = n_new
         info[_AWAITING] = 1
+        expanded += n_new  # the pause counts evaluations too: their cost, not an expansion's, varies
         if external and n_new > 0:
             return NEED_VALUES
         if n_new > 0:
