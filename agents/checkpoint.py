@@ -52,7 +52,7 @@ class RunClock:
     def total(self) -> float | None:
         if self.earlier is None:
             return None
-        return round(self.earlier + time.perf_counter() - self.started, 1)
+        return round(self.earlier + time.perf_counter() - self.started, 3)  # ms: a short run is not 0
 
 
 def _read_bytes(path: Path) -> bytes:
