@@ -47,9 +47,9 @@ def load_task_bounded(
     time_limit: float | None = None,
     memory_limit: float | None = None,
 ) -> CompiledTask:
-    """`pddlgym_sl.load_task` within `time_limit` seconds (wall clock, handing the task over
-    included) and `memory_limit` MB more than this process has (None: the default search limit,
-    `pddlgym_sl.memory.default_memory_limit`).
+    """`pddlgym_sl.load_task` within `time_limit` seconds of wall clock (until the child starts
+    sending the task back) and `memory_limit` MB more than the forked child started with (None:
+    the default search limit, `pddlgym_sl.memory.default_memory_limit`).
 
     Raises:
         TimeLimitError: the task was not loaded in time (the child is killed).
