@@ -40,6 +40,8 @@ from pathlib import Path
 
 from ipc23_field import TASKS_PER_DOMAIN, WL_GOOSE_ECAI25, WL_GOOSE_ECAI25_BEST_TOTAL, official_coverage
 
+from pddlgym_sl.data.generate import given_domain_file
+from pddlgym_sl.envs.problems import resolve_problems
 from pddlgym_sl.parallel import interrupted, run_command, stop_on_signals
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,8 +146,10 @@ def out_dir(domain: str, config: str, test_set: str, args) -> Path:
 
 
 def sample_size(tasks: Path, every: int) -> int:
-    """How many of a set's tasks ``--sample K`` plans on (an even spread of one in K)."""
-    return math.ceil(sum(1 for p in tasks.glob("*.pddl") if p.name != "domain.pddl") / every)
+    """How many of a set's tasks ``--sample K`` plans on (an even spread of one in K), counted as
+    ``agents.evaluate --tasks`` finds them."""
+    files = resolve_problems(problems=tasks, domain_file=given_domain_file(tasks, None, None)).files
+    return math.ceil(len(files) / every)
 
 
 def evaluate(domain: str, config: str, test_set: str, args) -> None:
@@ -248,10 +252,11 @@ def field_tables(args) -> str:
     configs, labels = args.configs, [LABELS[c] for c in args.configs]
     lines = [_row("domain", "set", "tasks", *labels, *PLANNERS), "|---|---|" + "--:|" * (len(configs) + 5)]
     totals: dict[str, dict[str, int | None]] = {d: dict.fromkeys(configs, 0) for d in args.domains}
+    found = {(d, c, s): records(d, c, s, args) for d in args.domains for c in configs for s in args.test_sets}
     ungrounded = seen = 0
     for d in args.domains:
         for s in args.test_sets:
-            results = {c: records(d, c, s, args) for c in configs}
+            results = {c: found[d, c, s] for c in configs}
             done = [r for r in results.values() if r is not None]
             if not done:
                 for c in configs:
@@ -273,7 +278,7 @@ def field_tables(args) -> str:
             seen += len(grounding)
             ungrounded += sum(grounding.values())
     lines += ["", *_goose_table(args, totals), "", f"Tasks no configuration could ground within the limits: "
-              f"{ungrounded} of {seen}.", "", *_speed_table(args)]  # fmt: skip
+              f"{ungrounded} of {seen}.", "", *_speed_table(args, found)]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -319,18 +324,19 @@ def _goose_table(args, totals: dict[str, dict[str, int | None]]) -> list[str]:
     return lines
 
 
-def _speed_table(args) -> list[str]:
+def _speed_table(args, found: dict[tuple[str, str, str], list[dict] | None]) -> list[str]:
     """Per domain and configuration: evaluations per second of search, and the median evaluations
-    of the solved tasks (speed against guidance)."""
+    of the solved tasks (speed against guidance), from `found`, the records of each (domain,
+    configuration, set)."""
     head = [f"{LABELS[c]} {what}" for c in args.configs for what in ("evals/s", "median evals solved")]
     lines = [_row("domain", *head), "|---|" + "--:|--:|" * len(args.configs)]
     for d in args.domains:
         cells = []
         for c in args.configs:
-            found = [x for s in args.test_sets for x in records(d, c, s, args) or [] if x.get("evaluations")]
-            seconds = sum(x["seconds"] for x in found)
-            solved = [x["evaluations"] for x in found if x["solved"]]
-            cells.append(f"{sum(x['evaluations'] for x in found) / seconds:,.0f}" if seconds > 0 else "–")
+            searched = [x for s in args.test_sets for x in found[d, c, s] or [] if x.get("evaluations")]
+            seconds = sum(x["seconds"] for x in searched)
+            solved = [x["evaluations"] for x in searched if x["solved"]]
+            cells.append(f"{sum(x['evaluations'] for x in searched) / seconds:,.0f}" if seconds > 0 else "–")
             cells.append(f"{statistics.median(solved):,.0f}" if solved else "–")
         lines.append(_row(d, *cells))
     return lines

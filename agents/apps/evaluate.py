@@ -255,7 +255,11 @@ def _init_worker(
         run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, warm=False
     )
     _WORKER.update(compiled=compiled)
-    if options is not None and options.memory_limit is None and _bounded_by_memory(search, options):
+    if (
+        options is not None
+        and options.memory_limit is None
+        and _on_the_engine(search, options.threshold is not None)
+    ):
         options = replace(options, memory_limit=_share_of_memory())
     _WORKER.update(search=EVAL_SEARCHES[search], options=options)
     if run is not None:
@@ -264,10 +268,10 @@ def _init_worker(
         _WORKER["trained"] = TrainedModel.load(run, device=device)
 
 
-def _bounded_by_memory(search: str, options: SearchOptions) -> bool:
-    """Whether the search runs on the engine, which takes a memory limit (the confidence-aware
-    searches, ``dual`` and a pruning ``gbfs``, do not)."""
-    return search != "dual" and options.threshold is None
+def _on_the_engine(search: str, prunes: bool) -> bool:
+    """Whether the search runs on the engine, which takes a memory limit: not the confidence-aware
+    ones, ``dual`` and a pruning ``gbfs`` (their queues are Python's)."""
+    return search != "dual" and not prunes
 
 
 def _share_of_memory() -> float:
@@ -303,9 +307,10 @@ def _load(
     """``(task, load seconds)``, or the recorded failure of a task that cannot be loaded (or,
     under ``--limits-cover-grounding``, not within the limits)."""
     options: SearchOptions | None = _WORKER.get("options")
+    covers = options is not None and options.covers_grounding
     start = time.perf_counter()
     try:
-        if options is not None and options.covers_grounding and time_limit is not None:
+        if covers and time_limit is not None:
             task = load_task_bounded(domain_file, problem_file, time_limit, options.memory_limit)
         else:
             task = load_task(domain_file, problem_file)
@@ -313,7 +318,7 @@ def _load(
         status = f"error: {exc}"
         if isinstance(exc, TimeLimitError):
             status = "time_limit"
-        elif isinstance(exc, InputLimitError) and options is not None and options.covers_grounding:
+        elif isinstance(exc, InputLimitError) and covers:
             status = "memory_limit"
         return {
             "problem": Path(problem_file).name,
@@ -325,7 +330,7 @@ def _load(
             "limit": limit,
             "time_limit": time_limit,
             "memory_limit": None if options is None else options.memory_limit,
-            "limits_cover_grounding": options is not None and options.covers_grounding,
+            "limits_cover_grounding": covers,
             **({"ended_in": "grounding", "cause": exc.cause} if status in LIMITS else {}),
         }
     return task, time.perf_counter() - start
@@ -520,7 +525,7 @@ def config_label(args: Args) -> str:
 
 
 def _check_search_args(args: Args) -> None:
-    confidence_aware = args.search == "dual" or args.prune != "none" or args.prioritize
+    confidence_aware = not _on_the_engine(args.search, args.prune != "none") or args.prioritize
     if confidence_aware and args.run is None:
         raise ConfigError("--search dual, --prune and --prioritize need a learned heuristic (--run)")
     if args.prune != "none" and args.search not in CONFIDENCE_AWARE:
@@ -540,7 +545,7 @@ def _process_memory_limit(args: Args) -> float | None:
     their search had."""
     if args.memory_limit is not None:
         return args.memory_limit
-    if args.backend == "local" and args.search != "dual" and args.prune == "none":
+    if args.backend == "local" and _on_the_engine(args.search, args.prune != "none"):
         from pddlgym_sl.memory import default_memory_limit
 
         return default_memory_limit() / args.jobs / 2**20
