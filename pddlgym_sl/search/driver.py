@@ -26,7 +26,7 @@ from pddlgym_sl.heuristics.compiled import INTEGER_VALUED
 from pddlgym_sl.memory import address_space_left, memory_limit_bytes, rss_bytes
 from pddlgym_sl.search import engine as eng
 from pddlgym_sl.search import open_lists as ol
-from pddlgym_sl.search.packing import Packing, task_packing, unpack
+from pddlgym_sl.search.packing import Packing, task_packing
 from pddlgym_sl.search.result import SearchResult
 from pddlgym_sl.search.successor_generator import successor_generator
 from pddlgym_sl.task import CompiledTask
@@ -258,19 +258,9 @@ class SearchRun:
                 return None
 
     def _plan(self, goal_node: int) -> list[int]:
-        """The operators from the initial state to `goal_node` (`engine.creating_operator`)."""
-        nodes, words = self._nodes, np.empty(self.task.n_words, dtype=np.uint64)
-        scratch = np.empty(nodes.packed.shape[1], dtype=np.uint32)
-        plan = []
-        node = goal_node
-        while node > 0:
-            parent = int(nodes.parent[node])
-            unpack(nodes.packed[parent], self._st.packing, words)
-            action = eng.creating_operator(nodes.packed[parent], nodes.packed[node], words, self._st, scratch)
-            plan.append(int(action))
-            node = parent
-        plan.reverse()
-        return plan
+        """The operators from the initial state to `goal_node` (`engine.plan_to`)."""
+        words = np.empty(self.task.n_words, dtype=np.uint64)
+        return eng.plan_to(goal_node, self._nodes.packed, self._nodes.parent, self._st, words).tolist()
 
     def _finish(self, status: str) -> None:
         info = self._work.info

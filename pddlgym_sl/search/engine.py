@@ -539,6 +539,28 @@ def run_for(args_class: type) -> Any:
 
 
 @njit(cache=CACHE)
+def plan_to(goal_node, packed, parent, st, words):
+    """The operators from the initial state (node 0) to `goal_node`, following the parent
+    pointers and finding each step's operator again (`creating_operator`); `words` is scratch
+    for a fact bit set. One compiled call: from Python, a call per step cost more than a short
+    search itself."""
+    n = 0
+    node = goal_node
+    while node > 0:
+        n += 1
+        node = parent[node]
+    plan = np.empty(n, dtype=np.int64)
+    scratch = np.empty(packed.shape[1], dtype=np.uint32)
+    node = goal_node
+    for k in range(n - 1, -1, -1):
+        up = parent[node]
+        unpack(packed[up], st.packing, words)
+        plan[k] = creating_operator(packed[up], packed[node], words, st, scratch)
+        node = up
+    return plan
+
+
+@njit(cache=CACHE)
 def creating_operator(parent_packed, child_packed, words, st, scratch):
     """The operator the engine recorded for reaching `child_packed` from `parent_packed` (whose
     fact bit set is `words`): the cheapest that leads there, the first in the successor

@@ -52,6 +52,7 @@ from pddlgym_sl.task import CompiledTask, State
 __all__ = ["CompiledWLHeuristic", "WLEngineArgs", "wl_value"]
 
 _JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
+_INLINE = {**_JIT, "inline": "always"}
 _EPS = 0.1  # agents.heads.OPEN_BOUND_EPS
 _FIXED_SIGMA = 1.0 / math.sqrt(2.0)
 # fields of WLEngineArgs.head
@@ -73,7 +74,7 @@ class WLEngineArgs(NamedTuple):
     residual: Any
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def wl_value(args, words, upper, has_upper):
     """The heuristic value of one state (the module docstring); `upper` is used when `has_upper`."""
     head = args.head

@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 _JIT = {"cache": CACHE, "nogil": True}
+_INLINE = {**_JIT, "inline": "always"}
 _UNREACHED = np.uint32(0xFFFFFFFF)
 
 
@@ -123,25 +124,25 @@ def symbolic_value(h: Any, words: np.ndarray) -> float:
     raise TypeError("symbolic_value is called from compiled code only")
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _lmcut(h, words):
     v = lmcut_value(words, h.ct, h.fdr, h.work, True, True)
     return np.inf if v < 0 else float(v)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _hmax(h, words):
     v = explore(words, h.ut, h.fdr, False, h.work)
     return np.inf if v < 0 else float(v)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _ff(h, words):
     v, _ = ff_value(words, h.ut, h.fdr, h.work)
     return np.inf if v < 0 else float(v)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _reach(h, words):
     """0 when the goal is reachable from `words` in the delete relaxation, else inf: a
     first-in-first-out exploration of the unary operators (``work.prop[p, 0]`` 0 marks a reached
@@ -191,7 +192,7 @@ def _reach(h, words):
     return 0.0 if unsolved == 0 else np.inf
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _blind(h, words):
     return 0.0 if satisfies(words, h.goal, h.goal_neg) else h.step
 
