@@ -67,7 +67,11 @@ def test_a_search_stopped_by_the_time_limit_is_unsolved(tmp_path):
 def test_the_cli_on_ipc_test_tasks(tmp_path, capsys):
     args = ["--heuristic", "hff", "--tasks", str(IPC / "ferry" / "testing-easy"), "--problems", "2"]
     assert evaluate_main([*args, "--out", str(tmp_path), "--quiet", "--time-limit", "60"]) == 0
-    assert "ferry/testing-easy hff: coverage 1.00 (2/2)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "ferry/testing-easy hff: coverage 1.00 (2/2)" in out
+    # under a time limit, no mean that counts the (placeholder) evaluation limit
+    assert "mean evaluations on solved problems" in out and "(time limit 60 s)" in out
+    assert "limit 10000" not in out
 
 
 def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
