@@ -24,15 +24,17 @@ With more than one torch thread, the bounds and residual bases (LM-cut and hFF: 
 LM-cut alone costs several times the network) are computed on a worker thread while the forward
 pass runs (the heuristics' kernels release the GIL; each thread has its own heuristic instances),
 and the calling thread joins that work when its forward pass is done: the states are split into
-jobs that both threads take in turn. With the batches of several searches, the forward pass is
-split in two, one per thread (by search: each thread keeps its own NLM memo,
-`agents.models.nlm.fast.threads.memo_shard`), each thread then joining the bounds. A forward pass
-stays on its thread: the model's compiled kernels (`agents.models.nlm.fast.threads.inline_kernels`),
-where splitting the few states of one search over both cores would gain less than the handover
-costs, and PyTorch's operations (one intra-op thread while both threads work: an OpenMP team
-competing with the other thread for two cores spins, and a small matrix product then took
-milliseconds instead of microseconds). The forward pass then also covers dead ends, whose value
-is ``inf`` all the same.
+jobs that both threads take in turn. The forward pass is split in two, one part per thread, each
+thread then joining the bounds: with the batches of several searches, by search (each thread
+keeps its own NLM memo, `agents.models.nlm.fast.threads.memo_shard`); with one search and a model
+that computes each row from that row alone (``collate``: the NLM), by halves of its rows (where
+the bounds are cheap, hmax on 100 objects, the network's time is then shared: 237 -> 316
+evaluations/s). Each part stays on its thread: the model's compiled kernels
+(`agents.models.nlm.fast.threads.inline_kernels`), where handing each layer's slices to a pool
+would gain less than the handovers cost, and PyTorch's operations (one intra-op thread while
+both threads work: an OpenMP team competing with the other thread for two cores spins, and a small
+matrix product then took milliseconds instead of microseconds). The forward pass then also
+covers dead ends, whose value is ``inf`` all the same.
 """
 
 from __future__ import annotations
@@ -184,15 +186,24 @@ def _forward(heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarra
     return out
 
 
-def _forward_groups(heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarray]) -> list[list[int]]:
-    """The batches of each thread's forward pass: all in one, or, for several searches, in two
+def _forward_groups(
+    heuristics: Sequence[LearnedHeuristic], batches: Sequence[np.ndarray]
+) -> list[list[tuple[int, slice]]]:
+    """The ``(batch, rows)`` parts of each thread's forward pass. Several searches: two groups
     (one per thread) by the parity of their NLM memo slot (a search's memo entries then stay with
-    one thread's memo shard) or of their index."""
+    one thread's memo shard) or of their index. One search: its rows in two halves, one per
+    thread, where the model computes each row from that row alone (``collate``: the NLM), so that
+    the network's time is shared when the bounds cost less (hmax; on 100 objects the forward pass
+    costs several milliseconds a state); otherwise all on the first thread."""
     if len(batches) < 2:
-        return [list(range(len(batches)))]
-    groups: list[list[int]] = [[], []]
+        n = len(batches[0]) if batches else 0
+        if n >= 2 and getattr(type(heuristics[0].inputs), "collate", None) is not None:
+            half = (n + 1) // 2
+            return [[(0, slice(0, half))], [(0, slice(half, n))]]
+        return [[(0, slice(0, n))]] if batches else [[]]
+    groups: list[list[tuple[int, slice]]] = [[], []]
     for k, h in enumerate(heuristics):
-        groups[getattr(h.inputs, "slot", k) % 2].append(k)
+        groups[getattr(h.inputs, "slot", k) % 2].append((k, slice(0, len(batches[k]))))
     return [g for g in groups if g] if groups[0] else [[], groups[1]]
 
 
@@ -226,7 +237,7 @@ def evaluate_together(
 
     if threads > 1:  # the bounds beside the forward passes (module docstring)
         groups = _forward_groups(heuristics, batches)
-        raws = [None] * len(batches)
+        pieces: list[list[tuple[int, Tensor]]] = [[] for _ in batches]
 
         def forward_then_bounds(thread: int) -> None:
             group = groups[thread] if thread < len(groups) else []
@@ -234,9 +245,10 @@ def evaluate_together(
                 # each thread's kernels, and PyTorch's operations, on that thread (inference mode is
                 # per thread); its own NLM memo
                 with torch.inference_mode(), inline_kernels(), memo_shard(thread):
-                    part = _forward([heuristics[k] for k in group], [batches[k] for k in group])
-                for k, raw in zip(group, part, strict=True):
-                    raws[k] = raw
+                    mine = [heuristics[k] for k, _ in group]
+                    part = _forward(mine, [batches[k][rows] for k, rows in group])
+                for (k, rows), raw in zip(group, part, strict=True):
+                    pieces[k].append((rows.start, raw))
             work(thread)
 
         before = torch.get_num_threads()
@@ -249,6 +261,7 @@ def evaluate_together(
                 helper.result()
         finally:
             torch.set_num_threads(before)
+        raws = [torch.cat([raw for _, raw in sorted(p, key=lambda x: x[0])]) for p in pieces]
     else:
         work(0)
         raws = None

@@ -116,6 +116,32 @@ def test_lockstep_is_node_for_node_the_search_alone(ferry_tasks, model, width, t
     assert any(r.solved for r in results) and any(not r.solved for r in results)
 
 
+@pytest.mark.parametrize("incremental", [False, True], ids=["memo", "memo-references"])
+def test_one_search_splits_its_forward_pass_over_two_threads(ferry_tasks, incremental, monkeypatch):
+    """With two threads, one search's batch is evaluated in two halves, one per thread (each with
+    its own memo shard): every value equals the one-thread evaluation of the whole batch."""
+    if incremental:
+        monkeypatch.setattr(arity3_memo, "INCREMENTAL_FROM", 0)
+    trained = _trained("nlm", ferry_tasks)
+    before = torch.get_num_threads()
+    try:
+        for task in ferry_tasks[:3]:
+            logs = []
+            for n_threads in (1, 2):
+                torch.set_num_threads(n_threads)
+                recorder, heuristic = _Recorder(), LearnedHeuristic(trained, task)
+                result = gbfs(task, recorder.alone(heuristic), max_evaluations=80)
+                logs.append((result.evaluations, result.plan, recorder.log[id(heuristic)]))
+            (ev1, plan1, log1), (ev2, plan2, log2) = logs
+            assert (ev1, plan1) == (ev2, plan2) and len(log1) == len(log2)
+            assert any(len(states) >= 2 for states, _ in log2)  # batches that were split
+            for (s1, v1), (s2, v2) in zip(log1, log2, strict=True):
+                np.testing.assert_array_equal(s1, s2)
+                np.testing.assert_array_equal(v1, v2)  # bit for bit
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_one_forward_pass_serves_problems_of_different_sizes(ferry_tasks, threads):
     """`evaluate_together` with the NLM: one batch (per thread) over tasks of 5 to 13 objects gives
     each state the value it gets alone, one state per call."""

@@ -735,7 +735,8 @@ def run(args: Args) -> int:
     solved = s["mean_evaluations_solved"]
     solved = "–" if solved is None else f"{solved:.0f}"
     if args.time_limit is None:  # Table 2's mean: an unsolved problem counts the evaluation limit
-        means = f"mean evaluations {s['mean_evaluations']:.0f} (limit {s['limit']}; solved problems: {solved})"
+        mean = s["mean_evaluations"]
+        means = f"mean evaluations {mean:.0f} (limit {s['limit']}; solved problems: {solved})"
     else:  # the limit is time: counting unsolved problems at --limit would be meaningless
         means = f"mean evaluations on solved problems {solved} (time limit {args.time_limit:g} s)"
     print(
