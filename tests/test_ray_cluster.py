@@ -217,7 +217,9 @@ def test_a_label_split_on_ray_equals_local_and_a_killed_worker_is_retried(cluste
     assert (
         sum(s.startswith("labels/") for s in same) == n and sum(s.startswith("problems/") for s in same) == n
     )
-    assert "labels.npz" in same and sorted(f for f in fields if f.startswith("records/")) == sorted(
+    # every record compared and equal: field for field, or byte for byte where the rounded timings
+    # happen to coincide (a tiny problem's solver seconds often do)
+    assert "labels.npz" in same and sorted(f for f in same + fields if f.startswith("records/")) == sorted(
         f"records/{p.name}" for p in records.iterdir()
     )
     manifest = json.loads((records.parent / "manifest.json").read_text())
