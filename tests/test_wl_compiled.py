@@ -34,7 +34,7 @@ from agents.models.wl.features import PRUNING
 from agents.models.wl.vocabulary import TaskAtoms, wl_domain
 from pddlgym_sl import load_task
 from pddlgym_sl.heuristics import make_heuristic
-from pddlgym_sl.heuristics.compiled import state_values
+from pddlgym_sl.heuristics.compiled import dead_on_expansion, state_values
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.search import gbfs
 
@@ -222,20 +222,37 @@ def _engine_loop(args, states, out):
     state_values(args, states, states.shape[0], out)
 
 
+@njit(cache=CACHE)
+def _dead_on_expansion_loop(args, states, out):
+    for i in range(states.shape[0]):
+        out[i] = dead_on_expansion(args, states[i])
+
+
 @needs_ipc
 @pytest.mark.parametrize("head", ["n", "tn-learned-lmcut", "tn-fixed-hff-hmax"])
-def test_the_engine_overload_gives_the_batch_values(head):
-    domain = "childsnack"
+@pytest.mark.parametrize("domain", ["childsnack", "spanner"])
+def test_the_engine_overload_gives_the_batch_values(head, domain):
+    """Inside the engine, the values of `batch`; but N without clip leaves its dead ends (``inf``
+    in `batch`) to `dead_on_expansion`, which flags exactly those when they are expanded."""
     trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS[head]), seed=2)
     task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[3])
     states = _states_of_a_search(task)
     out = np.empty(len(states))
     _engine_loop(CompiledWLHeuristic(trained, task).engine_args(), states, out)
-    assert np.array_equal(out, CompiledWLHeuristic(trained, task).batch(states))
+    expected = CompiledWLHeuristic(trained, task).batch(states)
+    dead = np.empty(len(states), dtype=np.bool_)
+    _dead_on_expansion_loop(CompiledWLHeuristic(trained, task).engine_args(), states, dead)
+    if head == "n":
+        assert np.isfinite(out).all() and np.array_equal(dead, np.isinf(expected))
+        assert np.array_equal(out[~dead], expected[~dead])
+        if domain == "spanner":
+            assert dead.any()  # the test met dead ends
+    else:
+        assert not dead.any() and np.array_equal(out, expected)
     # and one state at a time, in another order: the counts are the same whatever came before
     heuristic = CompiledWLHeuristic(trained, task)
     order = np.random.default_rng(0).permutation(len(states))[:50]
-    assert np.array_equal([heuristic(states[i]) for i in order], out[order])
+    assert np.array_equal([heuristic(states[i]) for i in order], expected[order])
 
 
 def _same_search(task, trained, clip=False, budget=3000):
@@ -248,6 +265,35 @@ def _same_search(task, trained, clip=False, budget=3000):
     )
     assert compiled_result.plan == torch_result.plan
     return torch_result
+
+
+@needs_ipc
+def test_dead_ends_recognised_on_expansion_give_the_torch_paths_search():
+    """N without clip tests relaxed reachability only on the states the engine expands; on spanner
+    (a spanner left behind is lost) its searches are the torch path's, whose every evaluation tests
+    it, node for node, and they do meet dead ends."""
+    domain = "spanner"
+    trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS["n"]), seed=5)
+    dead_ends = 0
+    for problem in sorted((IPC / domain / "testing-easy").glob("*.pddl"))[:4]:
+        task = load_task(IPC / domain / "domain.pddl", problem)
+        torch_heuristic = LearnedHeuristic(trained, task)
+        values = []
+
+        def recorded(states, h=torch_heuristic, values=values):
+            values.append(h.batch(states))
+            return values[-1]
+
+        torch_result = gbfs(task, recorded, max_evaluations=2000)
+        compiled_result = gbfs(task, CompiledWLHeuristic(trained, task), max_evaluations=2000)
+        assert (compiled_result.status, compiled_result.evaluations, compiled_result.expansions) == (
+            torch_result.status,
+            torch_result.evaluations,
+            torch_result.expansions,
+        )
+        assert compiled_result.plan == torch_result.plan
+        dead_ends += int(np.isinf(np.concatenate(values)).sum())
+    assert dead_ends > 0
 
 
 @needs_ipc

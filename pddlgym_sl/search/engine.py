@@ -9,7 +9,9 @@ eager_search.cc``):
 - the goal test happens when a state is expanded;
 - the open list is keyed by h (GBFS) or by (g + h, h) (A*), first in first out among equal
   keys; a state is closed when expanded and skipped when popped again;
-- a state whose value is infinite is a dead end and never evaluated again;
+- a state whose value is infinite is a dead end and never evaluated again (a heuristic may also
+  recognise a dead end only when it is about to be expanded,
+  `pddlgym_sl.heuristics.compiled.dead_on_expansion`: it is then closed unexpanded);
 - a cheaper path to a known state updates its g and parent; an open state is inserted again
   with its new key; a closed one is reopened (A*) or only re-parented (GBFS);
 - the initial state counts as one evaluation.
@@ -53,7 +55,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from pddlgym_sl.heuristics.compiled import state_values
+from pddlgym_sl.heuristics.compiled import dead_on_expansion, state_values
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.search.open_lists import (
     Buckets,
@@ -425,10 +427,14 @@ def run(
                 break
         if current < 0:
             return EXHAUSTED
+        unpack(packed[current], pk, words)
+        if dead_on_expansion(hargs, words):  # a dead end its evaluation left open (the overload)
+            status[current] = DEAD
+            info[DEAD_ENDS] += 1
+            continue
         status[current] = CLOSED
         info[EXPANSIONS] += 1
         expanded += 1
-        unpack(packed[current], pk, words)
         if _holds_goal(words, st):
             info[GOAL_NODE] = current
             return SOLVED
