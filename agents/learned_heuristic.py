@@ -28,8 +28,8 @@ jobs that both threads take in turn. The forward pass is split in two, one part 
 thread then joining the bounds: with the batches of several searches, by search (each thread
 keeps its own NLM memo, `agents.models.nlm.fast.threads.memo_shard`); with one search and a model
 that computes each row from that row alone (``collate``: the NLM), by halves of its rows (where
-the bounds are cheap, hmax on 100 objects, the network's time is then shared: 237 -> 316
-evaluations/s). Each part stays on its thread: the model's compiled kernels
+the bounds are cheap, hmax on 100 objects, the network's time is then shared;
+docs/performance.md). Each part stays on its thread: the model's compiled kernels
 (`agents.models.nlm.fast.threads.inline_kernels`), where handing each layer's slices to a pool
 would gain less than the handovers cost, and PyTorch's operations (one intra-op thread while
 both threads work: an OpenMP team competing with the other thread for two cores spins, and a small
@@ -195,12 +195,12 @@ def _forward_groups(
     thread, where the model computes each row from that row alone (``collate``: the NLM), so that
     the network's time is shared when the bounds cost less (hmax; on 100 objects the forward pass
     costs several milliseconds a state); otherwise all on the first thread."""
-    if len(batches) < 2:
-        n = len(batches[0]) if batches else 0
+    if len(batches) == 1:  # `evaluate_together` refuses none
+        n = len(batches[0])
         if n >= 2 and getattr(type(heuristics[0].inputs), "collate", None) is not None:
             half = (n + 1) // 2
             return [[(0, slice(0, half))], [(0, slice(half, n))]]
-        return [[(0, slice(0, n))]] if batches else [[]]
+        return [[(0, slice(0, n))]]
     groups: list[list[tuple[int, slice]]] = [[], []]
     for k, h in enumerate(heuristics):
         groups[getattr(h.inputs, "slot", k) % 2].append((k, slice(0, len(batches[k]))))

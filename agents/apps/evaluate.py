@@ -732,13 +732,12 @@ def run(args: Args) -> int:
         print("  ".join(f"{k.removeprefix('test_')} {v:.4g}" for k, v in metrics.items()))
         return 0
     s = evaluate(args)
-    solved = s["mean_evaluations_solved"]
-    solved = "–" if solved is None else f"{solved:.0f}"
+    on_solved = "–" if s["mean_evaluations_solved"] is None else f"{s['mean_evaluations_solved']:.0f}"
     if args.time_limit is None:  # Table 2's mean: an unsolved problem counts the evaluation limit
         mean = s["mean_evaluations"]
-        means = f"mean evaluations {mean:.0f} (limit {s['limit']}; solved problems: {solved})"
+        means = f"mean evaluations {mean:.0f} (limit {s['limit']}; solved problems: {on_solved})"
     else:  # the limit is time: counting unsolved problems at --limit would be meaningless
-        means = f"mean evaluations on solved problems {solved} (time limit {args.time_limit:g} s)"
+        means = f"mean evaluations on solved problems {on_solved} (time limit {args.time_limit:g} s)"
     print(
         f"{s['domain']}/{s['split']} {s['heuristic']}: coverage {s['coverage']:.2f} "
         f"({s['solved']}/{s['problems']}), {means}, {s['wall_seconds']:.1f}s"

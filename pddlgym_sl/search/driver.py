@@ -271,8 +271,8 @@ class SearchRun:
         }
         plan = self._plan(int(info[eng.GOAL_NODE])) if status == "solved" else None
         self.result = SearchResult.of(self.task, status, plan, self._elapsed(), **stats)
-        if plan is None:  # compile the plan extraction now: a warm-up search rarely finds a plan
-            self._plan(int(info[eng.N_NODES]) - 1)
+        if plan is None:  # compile the plan extraction now (a warm-up search rarely finds a plan):
+            self._plan(0)  # the initial state's empty plan, no walk
         self._nodes = self._table = self._open = None  # type: ignore[assignment]  # free the memory
 
 
