@@ -57,12 +57,21 @@ DEFAULT_FRACTION = 0.75
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
+_statm: tuple[int, int] | None = None
+"""(pid, descriptor) of this process's open /proc/self/statm: every search reads it, and opening
+the file costs several times the read. The pid guards against a descriptor inherited through
+fork, which would name the parent."""
+
+
 def rss_bytes() -> int:
     """Resident memory of this process now (Linux: /proc/self/statm; elsewhere its peak)."""
+    global _statm
     try:
-        with open("/proc/self/statm", "rb") as f:  # not Path.read_text: every search reads it
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, IndexError, ValueError):
+        pid = os.getpid()
+        if _statm is None or _statm[0] != pid:
+            _statm = (pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+        return int(os.pread(_statm[1], 128, 0).split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError, AttributeError):
         return peak_rss_bytes()
 
 

@@ -172,3 +172,29 @@ def test_plan_command_reports_the_memory_limit(capsys, tmp_path):
     code = plan_main([*argv, "--max-evaluations", "100000000", "--memory-limit", "1"])
     assert code == 1
     assert json.loads(capsys.readouterr().out)["status"] == "memory_limit"
+
+
+
+def _child_rss(queue) -> None:
+    from pddlgym_sl.memory import rss_bytes
+
+    before = rss_bytes()
+    block = np.ones(64 << 20, dtype=np.uint8)  # 64 MiB, written: resident in the child only
+    queue.put((before, rss_bytes(), int(block[-1])))
+
+
+def test_resident_memory_is_the_callers_after_a_fork():
+    """`rss_bytes` keeps /proc/self/statm open; a forked child must read its own, not the
+    descriptor it inherited (which names the parent, whose memory does not change)."""
+    import multiprocessing
+
+    from pddlgym_sl.memory import rss_bytes
+
+    rss_bytes()  # opens the descriptor in this process
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_rss, args=(queue,))
+    child.start()
+    before, after, _ = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert after - before >= 48 << 20

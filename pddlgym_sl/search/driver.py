@@ -15,6 +15,7 @@ statistics say how far it got.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -26,7 +27,7 @@ from pddlgym_sl.heuristics.compiled import INTEGER_VALUED
 from pddlgym_sl.memory import address_space_left, memory_limit_bytes, rss_bytes
 from pddlgym_sl.search import engine as eng
 from pddlgym_sl.search import open_lists as ol
-from pddlgym_sl.search.packing import Packing, task_packing
+from pddlgym_sl.search.packing import task_packing
 from pddlgym_sl.search.result import SearchResult
 from pddlgym_sl.search.successor_generator import successor_generator
 from pddlgym_sl.task import CompiledTask
@@ -38,6 +39,10 @@ _NO_HEURISTIC = eng.NoHeuristic(np.zeros(1, dtype=np.int64))
 _RESERVE_SHARE = 0.8
 """Share of the address space left under ``ulimit -v`` that the node arrays may reserve."""
 _MIN_NODES = 1 << 14
+_FIRST_NODES = 1 << 10
+"""Nodes a search starts with: most searches of a learned heuristic's test set are that short,
+and reserving the limit's worth of address space (`_reserve_nodes`) costs tens of microseconds
+(an mmap and its munmap), as much as a whole 10-evaluation search. The first growth reserves."""
 _HEADROOM_SHARE, _HEADROOM_MIN = 0.01, 8 << 20
 """Memory the count leaves unused (bytes): what the process allocates besides the search's arrays
 (page granularity, Python objects) is not counted."""
@@ -70,13 +75,21 @@ def _heuristic_args(task: CompiledTask, heuristic: Any) -> tuple[Any, BatchEvalu
     )
 
 
-def _search_task(task: CompiledTask, packing: Packing) -> eng.SearchTask:
-    """The task as the engine reads it: unsigned index arrays (no wrap-around checks)."""
-    u = [a.astype(np.uint32) for a in (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx)]
-    return eng.SearchTask(
-        successor_generator(task), *u, task.goal.astype(np.uint32), task.goal_neg.astype(np.uint32),
-        task.fdr.cost, packing,
-    )  # fmt: skip
+_SEARCH_TASKS: weakref.WeakKeyDictionary[CompiledTask, eng.SearchTask] = weakref.WeakKeyDictionary()
+
+
+def _search_task(task: CompiledTask) -> eng.SearchTask:
+    """The task as the engine reads it: unsigned index arrays (no wrap-around checks); cached per
+    task, since converting them costs as much as a short search's expansions."""
+    st = _SEARCH_TASKS.get(task)
+    if st is None:
+        packing, _ = task_packing(task)
+        u = [a.astype(np.uint32) for a in (task.add_ptr, task.add_idx, task.del_ptr, task.del_idx)]
+        st = _SEARCH_TASKS[task] = eng.SearchTask(
+            successor_generator(task), *u, task.goal.astype(np.uint32), task.goal_neg.astype(np.uint32),
+            task.fdr.cost, packing,
+        )  # fmt: skip
+    return st
 
 
 class SearchRun:
@@ -121,17 +134,18 @@ class SearchRun:
             self.result = SearchResult.of(task, "exhausted", None, self._elapsed(), **stats)
             return
         packing, self._init_packed = task_packing(task)
-        self._st = _search_task(task, packing)
+        self._st = _search_task(task)
         self._init_words = np.array(task.init.words, dtype=np.uint64)
         n_packed = packing.n_words
         integer = self.external is None and type(self._hargs) in INTEGER_VALUED
         h_dtype = np.dtype(np.int32 if integer else np.float64)
         self._node_bytes = eng.node_bytes(n_packed, h_dtype)
         self._work = eng.new_work(task.n_words, n_packed, task.n_actions)
-        self._table = eng.new_table(_MIN_NODES)
+        self._table = eng.new_table(_FIRST_NODES)
         self._open = ol.new_buckets() if integer and not astar else ol.new_heap(2 if astar else 1)
         self._base = rss_bytes()  # what the process held before this search
-        self._nodes = self._reserve_nodes(n_packed, h_dtype)
+        self._nodes = eng.new_nodes(_FIRST_NODES, n_packed, h_dtype)
+        self._reserved = False
 
     # ----------------------------------------------------------------- memory
     def _other_bytes(self) -> int:
@@ -145,19 +159,20 @@ class SearchRun:
         headroom = max(_HEADROOM_MIN, int(_HEADROOM_SHARE * self._limit))
         return self._limit - headroom - self._base - self._other_bytes() - n * self._node_bytes
 
-    def _reserve_nodes(self, n_packed: int, h_dtype: np.dtype) -> eng.Nodes:
-        """Node arrays for as many nodes as the limit allows; their pages are committed only when
-        first written (module docstring of `engine`), so the reservation itself costs nothing.
-        Under ``ulimit -v`` it stays within the address space left, and a refused reservation is
-        halved; the engine then grows the arrays by copying."""
-        capacity = max(self._room() // self._node_bytes, _MIN_NODES)
+    def _reserve_nodes(self, n: int) -> eng.Nodes:
+        """Node arrays for as many nodes as the limit allows, holding the first `n` nodes of the
+        current ones; their pages are committed only when first written (module docstring of
+        `engine`), so the reservation costs no memory. Under ``ulimit -v`` it stays within the
+        address space left, and a refused reservation is halved; the engine then grows the
+        arrays by copying."""
+        capacity = max(n + self._room() // self._node_bytes, _MIN_NODES)
         left = address_space_left()
         if left is not None:
             capacity = max(min(capacity, int(_RESERVE_SHARE * left) // self._node_bytes), _MIN_NODES)
         capacity = min(capacity, np.iinfo(np.int32).max)
         while True:
             try:
-                return eng.new_nodes(capacity, n_packed, h_dtype)
+                return eng.grow_nodes(self._nodes, n, capacity)
             except MemoryError:
                 if capacity <= _MIN_NODES:
                     raise
@@ -168,6 +183,12 @@ class SearchRun:
         n = int(self._work.info[eng.N_NODES])
         if code == eng.GROW_NODES:
             capacity = len(self._nodes.status)
+            if not self._reserved:
+                self._reserved = True
+                reserved = self._reserve_nodes(n)
+                if len(reserved.status) > capacity:
+                    self._nodes = reserved
+                    return True
             if n + self.task.n_actions + 1 <= capacity:  # the limit stopped it, not the arrays
                 return False
             bigger = max(2 * capacity, n + self.task.n_actions + 1)
