@@ -200,3 +200,20 @@ def test_plan_cli_reports_bad_files(tmp_path, capsys):
     bad.write_text("(define (problem p) (:domain ferry")
     assert plan_main([str(DOMAINS / "ferry" / "domain.pddl"), str(bad)]) == 2
     assert str(bad) in capsys.readouterr().err
+
+
+def test_a_time_limit_stops_a_search_inside_one_expansion(tmp_path):
+    """The initial state of gripper with 300 balls has over 250 successors, each costing LM-cut
+    milliseconds: a search whose limit passes while it values them stops between two of their
+    evaluations instead of valuing them all (on childsnack's hard IPC tasks one expansion is over
+    100,000 states), and reports the evaluations done."""
+    problem = tmp_path / "gripper.pddl"
+    problem.write_text(domains.generate_problem("gripper", seed=1, balls=300))
+    task = load_task(domains.domain_file("gripper"), problem)
+    gbfs(task, "lmcut", max_evaluations=2)  # compiled before the limited search
+    successors = len(task.successors(task.init))
+    assert successors > 250
+    result = gbfs(task, "lmcut", time_limit=0.05)
+    assert result.status == "time_limit"
+    assert result.expansions == 1
+    assert 1 < result.evaluations < successors

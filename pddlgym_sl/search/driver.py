@@ -267,7 +267,10 @@ class SearchRun:
                 return self._work.batch[: self._awaiting]
             elif code == eng.PAUSED:
                 elapsed = time.perf_counter() - t0
-                self._chunk = min(self._chunk * 2, 1 << 20) if elapsed < 0.02 else max(self._chunk // 2, 1)
+                if elapsed < 0.02:
+                    self._chunk = min(self._chunk * 2, 1 << 20)
+                else:  # aim at 10 ms: a unit of work may cost far more than the last chunk's did
+                    self._chunk = max(int(self._chunk * 0.01 / elapsed), 1)
                 if rss_bytes() > self._limit:  # memory the search does not count (the caller's)
                     self._finish("memory_limit")
                     return None
@@ -286,7 +289,7 @@ class SearchRun:
     def _finish(self, status: str) -> None:
         info = self._work.info
         stats = {
-            "evaluations": int(info[eng.EVALUATIONS]),
+            "evaluations": eng.evaluations_done(info),
             "expansions": int(info[eng.EXPANSIONS]),
             "generated": int(info[eng.GENERATED]),
         }

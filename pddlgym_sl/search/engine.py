@@ -86,8 +86,9 @@ SOLVED, EXHAUSTED, EVALUATION_LIMIT, PAUSED, NEED_VALUES, GROW_NODES, GROW_TABLE
     DEAD_ENDS,
     _STOP_AFTER_PENDING,
     NEED_KEYS,
-) = range(12)
-_INFO_SIZE = 12
+    _VALUED,
+) = range(13)
+_INFO_SIZE = 13
 
 MAX_LOAD = 0.6
 """The hash table grows before more than this fraction of its slots would be used."""
@@ -340,6 +341,30 @@ def _holds_goal(words, st):
     return True
 
 
+def evaluations_done(info: np.ndarray) -> int:
+    """Evaluations so far, counting those of an expansion whose valuation a pause interrupted."""
+    return int(info[EVALUATIONS]) + (int(info[_VALUED]) if info[_AWAITING] else 0)
+
+
+@njit  # not cached on its own: its cache index would hold every heuristic class (`run_for`)
+def _value_batch(hargs, work, expanded, max_expansions):
+    """Evaluate the expansion's successors ``work.batch[info[_VALUED]:info[N_NEW]]`` in order,
+    each counting one unit of work, until they are all valued or `max_expansions` units are done;
+    returns the units done. A pause may so fall inside one expansion: on childsnack's hard tasks a
+    state has over 100,000 successors, each costing hFF milliseconds, and a time limit checked
+    only between expansions was overrun by hours. Slices give the same values as one batch (the
+    kernels evaluate states one by one, in row order)."""
+    info = work.info
+    n_new = info[N_NEW]
+    while info[_VALUED] < n_new and expanded < max_expansions:
+        v = info[_VALUED]
+        m = min(n_new - v, max_expansions - expanded)
+        state_values(hargs, work.batch[v:], m, work.values[v:])
+        info[_VALUED] = v + m
+        expanded += m
+    return expanded
+
+
 @njit(cache=CACHE)
 def run(
     nodes,
@@ -360,16 +385,22 @@ def run(
     """Advance the search until it ends or pauses; returns SOLVED, EXHAUSTED, EVALUATION_LIMIT,
     PAUSED (after `max_expansions` units of work: an expansion and each state it evaluates count
     one, so that a pause comes after about the same time whether the expansions meet new states or
-    only duplicates), NEED_VALUES (fill ``work.values[:info[N_NEW]]``
-    with the values of ``work.batch[:info[N_NEW]]`` and call again), or GROW_NODES (the next
-    expansion could exceed `max_nodes` or the node arrays), GROW_TABLE or GROW_OPEN (call again
-    with a bigger one: `grow_nodes`, `new_table` + `rehash`, `open_lists.grow_*`)."""
+    only duplicates; it may come between two evaluations of one expansion), NEED_VALUES (fill
+    ``work.values[:info[N_NEW]]`` with the values of ``work.batch[:info[N_NEW]]`` and call
+    again), or GROW_NODES (the next expansion could exceed `max_nodes` or the node arrays),
+    GROW_TABLE or GROW_OPEN (call again with a bigger one: `grow_nodes`, `new_table` + `rehash`,
+    `open_lists.grow_*`)."""
     info, pending = work.info, work.pending
     status, packed = nodes.status, nodes.packed
     n_packed = packed.shape[1]
     child_packed = work.child
     one = np.uint64(1)
+    expanded = 0
     if info[_AWAITING]:
+        if not external:  # an expansion's successors whose valuation a pause interrupted
+            expanded = _value_batch(hargs, work, expanded, max_expansions)
+            if info[_VALUED] < info[N_NEW]:
+                return PAUSED
         if not _apply_pending(nodes, openl, work, info[N_NEW], astar):
             return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
@@ -390,6 +421,7 @@ def run(
         if max_evaluations < 1:
             return EVALUATION_LIMIT
         info[N_NEW] = 1
+        info[_VALUED] = 0
         for w in range(init_words.shape[0]):
             work.batch[0, w] = init_words[w]
         if external:
@@ -406,7 +438,6 @@ def run(
     capacity = min(status.shape[0], max_nodes)
     mask = np.uint64(table.shape[0] - 1)
     words = work.words
-    expanded = 0
     while True:
         if expanded >= max_expansions:
             return PAUSED
@@ -513,11 +544,15 @@ def run(
             info[_STOP_AFTER_PENDING] = 1
         info[N_NEW] = n_new
         info[_AWAITING] = 1
-        expanded += n_new  # the pause counts evaluations too: their cost, not an expansion's, varies
-        if external and n_new > 0:
-            return NEED_VALUES
-        if n_new > 0:
-            state_values(hargs, work.batch, n_new, work.values)
+        info[_VALUED] = 0
+        if external:
+            expanded += n_new
+            if n_new > 0:
+                return NEED_VALUES
+        else:
+            expanded = _value_batch(hargs, work, expanded, max_expansions)
+            if info[_VALUED] < n_new:
+                return PAUSED
         if not _apply_pending(nodes, openl, work, n_new, astar):
             return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
