@@ -174,7 +174,6 @@ def test_plan_command_reports_the_memory_limit(capsys, tmp_path):
     assert json.loads(capsys.readouterr().out)["status"] == "memory_limit"
 
 
-
 def _child_rss(queue) -> None:
     from pddlgym_sl.memory import rss_bytes
 
