@@ -217,3 +217,46 @@ def test_a_time_limit_stops_a_search_inside_one_expansion(tmp_path):
     assert result.status == "time_limit"
     assert result.expansions == 1
     assert 1 < result.evaluations < successors
+
+
+def _gripper_task(tmp_path, balls: int):
+    problem = tmp_path / f"gripper-{balls}.pddl"
+    problem.write_text(domains.generate_problem("gripper", seed=1, balls=balls))
+    return load_task(domains.domain_file("gripper"), problem)
+
+
+def test_an_expansion_with_many_new_states_is_handed_out_in_slices(tmp_path, monkeypatch):
+    """A Python heuristic gets an expansion's new states at most `MAX_BATCH` at a time (the time
+    limit is checked between slices), and the search is the one that got them all at once."""
+    import pddlgym_sl.search.driver as driver
+
+    task = _gripper_task(tmp_path, 20)
+    whole = Recorder(task)
+    expected = gbfs(task, whole)
+    assert max(len(b) for b in whole.batches) > 7
+    monkeypatch.setattr(driver, "MAX_BATCH", 7)
+    sliced = Recorder(task)
+    result = gbfs(task, sliced)
+    assert max(len(b) for b in sliced.batches) == 7
+    assert [s for b in sliced.batches for s in b] == [s for b in whole.batches for s in b]
+    same = ("evaluations", "expansions", "generated", "plan")
+    assert [getattr(result, k) for k in same] == [getattr(expected, k) for k in same]
+
+
+def test_a_time_limit_stops_a_python_heuristic_between_slices(tmp_path, monkeypatch):
+    import time
+
+    import pddlgym_sl.search.driver as driver
+
+    task = _gripper_task(tmp_path, 100)
+    successors = len(task.successors(task.init))
+
+    def slow(states):
+        time.sleep(0.002 * len(states))
+        return np.zeros(len(states))
+
+    monkeypatch.setattr(driver, "MAX_BATCH", 8)
+    result = gbfs(task, slow, time_limit=0.05)
+    assert result.status == "time_limit"
+    assert result.expansions == 1
+    assert 1 < result.evaluations < successors

@@ -39,6 +39,10 @@ _NO_HEURISTIC = eng.NoHeuristic(np.zeros(1, dtype=np.int64))
 _RESERVE_SHARE = 0.8
 """Share of the address space left under ``ulimit -v`` that the node arrays may reserve."""
 _MIN_NODES = 1 << 14
+MAX_BATCH = 4096
+"""The most states `SearchRun.step` hands out at once: an expansion rarely has more new states, and
+one with hundreds of thousands (childsnack's hard IPC tasks) is evaluated in slices, the time
+limit checked between them."""
 _FIRST_NODES = 1 << 10
 """Nodes a search starts with: most searches of a learned heuristic's test set are that short,
 and reserving the limit's worth of address space (`_reserve_nodes`) costs tens of microseconds
@@ -101,7 +105,9 @@ class SearchRun:
     returns None; `result` then holds the outcome). After a batch, ``run.supply(values)`` hands
     back one value per state (inf = dead end) before the next `step`. With a compiled heuristic
     `step` never returns a batch. A time limit is checked between slices of expansions, the
-    memory limit (MB; None: `pddlgym_sl.memory.default_memory_limit`) before every growth.
+    memory limit (MB; None: `pddlgym_sl.memory.default_memory_limit`) before every growth. An
+    expansion with more than `MAX_BATCH` new states comes in several batches, the limit checked
+    between them.
     """
 
     def __init__(
@@ -127,7 +133,8 @@ class SearchRun:
         self._start = time.perf_counter()
         self._deadline = None if time_limit is None else self._start + time_limit
         self._chunk = 64
-        self._awaiting = 0
+        self._awaiting = 0  # states of the batch `step` returned, not yet supplied
+        self._valued = self._new = 0  # of the expansion's `_new` states, `_valued` are supplied
         self.result: SearchResult | None = None
         if not task.solvable:  # the translator proved it: the initial state is a dead end
             stats = {"evaluations": min(1, self._budget), "expansions": 0, "generated": 0}
@@ -237,8 +244,17 @@ class SearchRun:
             raise ConfigError(f"the heuristic returned {values.shape[0]} values for a batch of {n} states")
         if np.isnan(values).any():
             raise ConfigError("the heuristic returned NaN")
-        self._work.values[:n] = values
+        self._work.values[self._valued : self._valued + n] = values
+        self._valued += n
         self._awaiting = 0
+
+    def _next_batch(self) -> np.ndarray | None:
+        """The next slice of the expansion's new states, or None (finished) past the time limit."""
+        if self._deadline is not None and time.perf_counter() > self._deadline:
+            self._finish("time_limit")
+            return None
+        self._awaiting = min(self._new - self._valued, MAX_BATCH)
+        return self._work.batch[self._valued : self._valued + self._awaiting]
 
     def step(self) -> np.ndarray | None:
         """Advance to the next batch to evaluate (returned) or to the end (None)."""
@@ -246,6 +262,8 @@ class SearchRun:
             return None
         if self._awaiting:
             raise ConfigError("step() before supply() of the pending batch")
+        if self._valued < self._new:
+            return self._next_batch()
         external = self.external is not None
         while True:
             t0 = time.perf_counter()
@@ -259,12 +277,8 @@ class SearchRun:
                     self._finish("memory_limit")
                     return None
             elif code == eng.NEED_VALUES:
-                self._awaiting = int(self._work.info[eng.N_NEW])
-                if self._deadline is not None and time.perf_counter() > self._deadline:
-                    self._awaiting = 0
-                    self._finish("time_limit")
-                    return None
-                return self._work.batch[: self._awaiting]
+                self._new, self._valued = int(self._work.info[eng.N_NEW]), 0
+                return self._next_batch()
             elif code == eng.PAUSED:
                 elapsed = time.perf_counter() - t0
                 if elapsed < 0.02:
@@ -289,7 +303,7 @@ class SearchRun:
     def _finish(self, status: str) -> None:
         info = self._work.info
         stats = {
-            "evaluations": eng.evaluations_done(info),
+            "evaluations": eng.evaluations_done(info) + (self._valued if self._valued < self._new else 0),
             "expansions": int(info[eng.EXPANSIONS]),
             "generated": int(info[eng.GENERATED]),
         }
