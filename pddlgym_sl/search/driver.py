@@ -134,7 +134,6 @@ class SearchRun:
         self._deadline = None if time_limit is None else self._start + time_limit
         self._chunk = 64
         self._awaiting = 0  # states of the batch `step` returned, not yet supplied
-        self._valued = self._new = 0  # of the expansion's `_new` states, `_valued` are supplied
         self.result: SearchResult | None = None
         if not task.solvable:  # the translator proved it: the initial state is a dead end
             stats = {"evaluations": min(1, self._budget), "expansions": 0, "generated": 0}
@@ -244,8 +243,10 @@ class SearchRun:
             raise ConfigError(f"the heuristic returned {values.shape[0]} values for a batch of {n} states")
         if np.isnan(values).any():
             raise ConfigError("the heuristic returned NaN")
-        self._work.values[self._valued : self._valued + n] = values
-        self._valued += n
+        info = self._work.info
+        done = int(info[eng.VALUED])
+        self._work.values[done : done + n] = values
+        info[eng.VALUED] = done + n
         self._awaiting = 0
 
     def _next_batch(self) -> np.ndarray | None:
@@ -253,8 +254,9 @@ class SearchRun:
         if self._deadline is not None and time.perf_counter() > self._deadline:
             self._finish("time_limit")
             return None
-        self._awaiting = min(self._new - self._valued, MAX_BATCH)
-        return self._work.batch[self._valued : self._valued + self._awaiting]
+        done = int(self._work.info[eng.VALUED])
+        self._awaiting = min(eng.values_missing(self._work.info), MAX_BATCH)
+        return self._work.batch[done : done + self._awaiting]
 
     def step(self) -> np.ndarray | None:
         """Advance to the next batch to evaluate (returned) or to the end (None)."""
@@ -262,9 +264,9 @@ class SearchRun:
             return None
         if self._awaiting:
             raise ConfigError("step() before supply() of the pending batch")
-        if self._valued < self._new:
-            return self._next_batch()
         external = self.external is not None
+        if external and eng.values_missing(self._work.info):  # the rest of an expansion's states
+            return self._next_batch()
         while True:
             t0 = time.perf_counter()
             code = eng.run_for(type(self._hargs))(
@@ -277,7 +279,6 @@ class SearchRun:
                     self._finish("memory_limit")
                     return None
             elif code == eng.NEED_VALUES:
-                self._new, self._valued = int(self._work.info[eng.N_NEW]), 0
                 return self._next_batch()
             elif code == eng.PAUSED:
                 elapsed = time.perf_counter() - t0
@@ -303,7 +304,7 @@ class SearchRun:
     def _finish(self, status: str) -> None:
         info = self._work.info
         stats = {
-            "evaluations": eng.evaluations_done(info) + (self._valued if self._valued < self._new else 0),
+            "evaluations": eng.evaluations_done(info),
             "expansions": int(info[eng.EXPANSIONS]),
             "generated": int(info[eng.GENERATED]),
         }

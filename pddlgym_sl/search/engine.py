@@ -86,7 +86,7 @@ SOLVED, EXHAUSTED, EVALUATION_LIMIT, PAUSED, NEED_VALUES, GROW_NODES, GROW_TABLE
     DEAD_ENDS,
     _STOP_AFTER_PENDING,
     NEED_KEYS,
-    _VALUED,
+    VALUED,
 ) = range(13)
 _INFO_SIZE = 13
 
@@ -343,24 +343,30 @@ def _holds_goal(words, st):
 
 def evaluations_done(info: np.ndarray) -> int:
     """Evaluations so far, counting those of an expansion whose valuation a pause interrupted."""
-    return int(info[EVALUATIONS]) + (int(info[_VALUED]) if info[_AWAITING] else 0)
+    return int(info[EVALUATIONS]) + (int(info[VALUED]) if info[_AWAITING] else 0)
+
+
+def values_missing(info: np.ndarray) -> int:
+    """How many of the expansion's new states (``work.batch[info[VALUED]:info[N_NEW]]``) still
+    need a value before the search can go on; 0 when none are awaited."""
+    return int(info[N_NEW] - info[VALUED]) if info[_AWAITING] else 0
 
 
 @njit  # not cached on its own: its cache index would hold every heuristic class (`run_for`)
 def _value_batch(hargs, work, expanded, max_expansions):
-    """Evaluate the expansion's successors ``work.batch[info[_VALUED]:info[N_NEW]]`` in order,
-    each counting one unit of work, until they are all valued or `max_expansions` units are done;
-    returns the units done. A pause may so fall inside one expansion: on childsnack's hard tasks a
-    state has over 100,000 successors, each costing hFF milliseconds, and a time limit checked
-    only between expansions was overrun by hours. Slices give the same values as one batch (the
-    kernels evaluate states one by one, in row order)."""
+    """Evaluate the new states ``work.batch[info[VALUED]:info[N_NEW]]`` (the initial state, or an
+    expansion's successors) in order, each counting one unit of work, until they are all valued or
+    `max_expansions` units are done; returns the units done. A pause may so fall inside one
+    expansion: on childsnack's hard tasks a state has over 100,000 successors, each costing hFF
+    milliseconds, and a time limit checked only between expansions was overrun by hours. Slices
+    give the same values as one batch (the kernels evaluate states one by one, in row order)."""
     info = work.info
     n_new = info[N_NEW]
-    while info[_VALUED] < n_new and expanded < max_expansions:
-        v = info[_VALUED]
+    while info[VALUED] < n_new and expanded < max_expansions:
+        v = info[VALUED]
         m = min(n_new - v, max_expansions - expanded)
         state_values(hargs, work.batch[v:], m, work.values[v:])
-        info[_VALUED] = v + m
+        info[VALUED] = v + m
         expanded += m
     return expanded
 
@@ -399,7 +405,7 @@ def run(
     if info[_AWAITING]:
         if not external:  # an expansion's successors whose valuation a pause interrupted
             expanded = _value_batch(hargs, work, expanded, max_expansions)
-            if info[_VALUED] < info[N_NEW]:
+            if info[VALUED] < info[N_NEW]:
                 return PAUSED
         if not _apply_pending(nodes, openl, work, info[N_NEW], astar):
             return GROW_OPEN
@@ -421,14 +427,15 @@ def run(
         if max_evaluations < 1:
             return EVALUATION_LIMIT
         info[N_NEW] = 1
-        info[_VALUED] = 0
+        info[VALUED] = 0
+        info[_AWAITING] = 1
         for w in range(init_words.shape[0]):
             work.batch[0, w] = init_words[w]
         if external:
-            info[_AWAITING] = 1
             return NEED_VALUES
-        state_values(hargs, work.batch, 1, work.values)
-        info[_AWAITING] = 1
+        expanded = _value_batch(hargs, work, expanded, max_expansions)
+        if info[VALUED] < info[N_NEW]:
+            return PAUSED
         if not _apply_pending(nodes, openl, work, 1, astar):
             return GROW_OPEN
     n_actions = pending.shape[0] - 1
@@ -544,14 +551,14 @@ def run(
             info[_STOP_AFTER_PENDING] = 1
         info[N_NEW] = n_new
         info[_AWAITING] = 1
-        info[_VALUED] = 0
+        info[VALUED] = 0
         if external:
             expanded += n_new
             if n_new > 0:
                 return NEED_VALUES
         else:
             expanded = _value_batch(hargs, work, expanded, max_expansions)
-            if info[_VALUED] < n_new:
+            if info[VALUED] < n_new:
                 return PAUSED
         if not _apply_pending(nodes, openl, work, n_new, astar):
             return GROW_OPEN
