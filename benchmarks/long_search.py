@@ -5,7 +5,9 @@ its own, so that its peak resident set (``ru_maxrss``) is its own:
 
 - Fast Downward: its translator, then its search binary (``downward``, from the
   ``up-fast-downward`` wheel) on the translator's output, timed and measured by ``wait4``; the
-  evaluations, expansions and search time come from its log, the plan from ``sas_plan``.
+  evaluations, expansions and search time come from its log, the plan from ``sas_plan``. Its
+  search's own ``max_time`` limits it, so a search that runs out of time still reports what it
+  did (a CPU-time limit kills it silently; one well above ``max_time`` stays as a backstop).
 Rates are evaluations per second of CPU time, the search alone on both sides (Fast Downward's log
 reports its search time in CPU seconds; ours is ``time.process_time`` around the search), so that
 a busy machine slows both alike.
@@ -13,9 +15,11 @@ a busy machine slows both alike.
 - ours: a fresh Python process that loads the task (our reader, the translator in process),
   runs a short warm-up search (the kernels come from numba's cache; a cold cache would add the
   compiler's own peak, so the benchmark warms it first in another process), then the search
-  with no evaluation cap. Its peak includes the interpreter, numpy, numba and the translator's
-  objects (about 170 MB before the first state), which Fast Downward's search binary does not
-  have; the baseline is printed beside it.
+  with no evaluation cap, or, where Fast Downward's search ran out of time (a *capped* long
+  search), capped at the evaluations Fast Downward made: the two searches then hold the same
+  states when they stop, and their memory is compared at that point. Its peak includes the
+  interpreter, numpy, numba and the translator's objects (about 170 MB before the first state),
+  which Fast Downward's search binary does not have; the baseline is printed beside it.
 """
 
 from __future__ import annotations
@@ -34,8 +38,11 @@ from pathlib import Path
 
 from pddlgym_sl.fd import driver_path
 
-CONFIGS = {"gbfs": ("hff", "eager_greedy([ff()])"), "astar": ("lmcut", "astar(lmcut())")}
-"""Search name -> (our heuristic, Fast Downward's search configuration)."""
+CONFIGS = {
+    "gbfs": ("hff", "eager_greedy([ff()], max_time={})"),
+    "astar": ("lmcut", "astar(lmcut(), max_time={})"),
+}
+"""Search name -> (our heuristic, Fast Downward's search configuration with its time limit)."""
 
 
 def _search_binary() -> Path:
@@ -48,15 +55,16 @@ def _number(pattern: str, log: str) -> float | None:
 
 
 def fast_downward(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
-    """Fast Downward's run: solved, evaluations, expansions, seconds (search time), plan, rss_mb."""
+    """Fast Downward's run: solved, out_of_time, evaluations, expansions, seconds (search time),
+    plan, rss_mb, base_mb."""
     with tempfile.TemporaryDirectory() as tmp:
         translate = [sys.executable, "-m", "fast_downward.translate", str(domain_file), str(problem_file)]
         subprocess.run([*translate, "--sas-file", "output.sas"], cwd=tmp, check=True, capture_output=True)
         log_file = Path(tmp) / "log"
-        cpu_limit = int(time_limit) + 1
+        cpu_limit = int(time_limit) + 60  # a backstop: the search's max_time stops it first
         with open(Path(tmp) / "output.sas") as sas, open(log_file, "w") as log:
             proc = subprocess.Popen(
-                [str(_search_binary()), "--search", CONFIGS[search][1]],
+                [str(_search_binary()), "--search", CONFIGS[search][1].format(time_limit)],
                 stdin=sas,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -79,6 +87,7 @@ def fast_downward(domain_file: Path, problem_file: Path, search: str, time_limit
     start = re.search(r"\[t=[^,]*, (\d+) KB\] (?:Initial heuristic value|New best heuristic value)", log)
     return {
         "solved": "Solution found" in log,
+        "out_of_time": "Time limit reached" in log,
         "evaluations": int(evaluations) if evaluations is not None else None,
         "expansions": int(_number(r"Expanded (\d+) state", log) or 0),
         "seconds": _number(r"Search time: ([\d.]+)s", log),
@@ -95,13 +104,13 @@ from pddlgym_sl import load_task
 from pddlgym_sl.memory import rss_bytes
 from pddlgym_sl.search import SEARCHES
 from pddlgym_sl.search.warm_up import warm_up
-domain, problem, search, heuristic, limit = sys.argv[1:6]
+domain, problem, search, heuristic, limit, cap = sys.argv[1:7]
 task = load_task(domain, problem)
 warm_up(SEARCHES[search], task, heuristic)
 base = rss_bytes()
 peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 cpu = time.process_time()
-r = SEARCHES[search](task, heuristic, max_evaluations=None, time_limit=float(limit))
+r = SEARCHES[search](task, heuristic, max_evaluations=int(cap) or None, time_limit=float(limit))
 cpu = time.process_time() - cpu
 print(json.dumps({"solved": r.solved, "status": r.status, "evaluations": r.evaluations,
                   "expansions": r.expansions, "seconds": cpu, "wall_seconds": r.seconds,
@@ -111,10 +120,14 @@ print(json.dumps({"solved": r.solved, "status": r.status, "evaluations": r.evalu
 """
 
 
-def ours(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
-    """Our run, in a fresh process (keys as `fast_downward`'s, plus status and base_mb)."""
+def ours(
+    domain_file: Path, problem_file: Path, search: str, time_limit: float, max_evaluations: int | None = None
+) -> dict:
+    """Our run, in a fresh process (keys as `fast_downward`'s, plus status and base_mb), capped at
+    `max_evaluations` when given."""
     args = [str(domain_file), str(problem_file), search, CONFIGS[search][0], str(time_limit)]
-    subprocess.run([sys.executable, "-c", _OURS, *args[:4], "0.001"], check=True, capture_output=True)
+    args.append(str(max_evaluations or 0))
+    subprocess.run([sys.executable, "-c", _OURS, *args[:4], "0.001", "0"], check=True, capture_output=True)
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", _OURS, *args], check=True, capture_output=True, text=True
@@ -133,11 +146,18 @@ def compare(
     domain_file: Path, problem_file: Path, search: str, time_limit: float, fd: dict | None = None
 ) -> dict:
     """Both runs on one task (Fast Downward's `fd` when given: a run just made, by `select`), and
-    whether they searched the same nodes and returned the same plan."""
+    whether they searched the same nodes and returned the same plan. Where Fast Downward's search
+    ran out of time, ours is capped at its evaluations; it then counts one expansion more (the
+    node it took from the open list before the cap stopped it, which Fast Downward's clock,
+    checked between expansions, never reaches), and neither has a plan."""
     if fd is None:
         fd = fast_downward(domain_file, problem_file, search, time_limit)
-    mine = ours(domain_file, problem_file, search, 20 * (fd["seconds"] or time_limit) + 60)  # wall clock
-    same = (fd["evaluations"], fd["expansions"]) == (mine["evaluations"], mine["expansions"])
+    cap = fd["evaluations"] if fd["out_of_time"] else None
+    mine = ours(domain_file, problem_file, search, 20 * (fd["seconds"] or time_limit) + 60, cap)  # wall clock
+    if cap is None:
+        same = (fd["evaluations"], fd["expansions"]) == (mine["evaluations"], mine["expansions"])
+    else:
+        same = mine["evaluations"] == cap and mine["expansions"] - fd["expansions"] in (0, 1)
     return {
         "fd": {k: v for k, v in fd.items() if k != "plan"},
         "ours": {k: v for k, v in mine.items() if k != "plan"},
@@ -162,19 +182,35 @@ def select(
     `time_limit` CPU seconds, found by bisection over `tasks` (ordered by size, so that the search
     grows roughly along them), and that run of Fast Downward; ``(None, None, too_small)`` when no
     probe lands in the range, `too_small` when even the last task needs fewer evaluations (a
-    larger set may hold one). Each probe is printed."""
+    larger set may hold one). A task Fast Downward solves is preferred; failing one, the largest
+    task on which its search ran out of time after evaluating that many states (a capped long
+    search, ``"capped": true``). Each probe is printed."""
     lo, hi = 0, len(tasks) - 1
+    capped = None
     while lo <= hi:
         mid = (lo + hi) // 2 if lo > 0 or hi < len(tasks) - 1 else hi  # the largest task first
         run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, time_limit)
         n = run["evaluations"] if run["solved"] else None
         name = str(tasks[mid].relative_to(domain_dir))
         took = "unsolved" if n is None else f"{n:,} evaluations in {run['seconds']:.1f} s"
+        if run["out_of_time"]:
+            took = f"out of time after {run['evaluations']:,} evaluations"
         print(f"  probe {domain_dir.name}/{name}: {took}", flush=True)
         if n is not None and evaluations[0] <= n <= evaluations[1]:
             return {"task": name, "fd_seconds": run["seconds"], "fd_evaluations": n}, run, False
+        if run["out_of_time"] and capped is None and run["evaluations"] >= evaluations[0]:
+            limit = time_limit
+            if run["evaluations"] > evaluations[1]:  # the same task, stopped sooner
+                limit = time_limit * 0.8 * evaluations[1] / run["evaluations"]
+                run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, limit)
+                print(f"  probe {domain_dir.name}/{name}, {limit:.0f} s: {run['evaluations']:,}", flush=True)
+            if run["out_of_time"] and evaluations[0] <= run["evaluations"] <= evaluations[1]:
+                entry = {"task": name, "fd_seconds": run["seconds"], "fd_evaluations": run["evaluations"]}
+                capped = ({**entry, "capped": True, "time_limit": limit}, run)
         if n is not None and n < evaluations[0]:
             lo = mid + 1
         else:
             hi = mid - 1
+    if capped is not None:
+        return (*capped, False)
     return None, None, lo >= len(tasks)
