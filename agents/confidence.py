@@ -33,6 +33,7 @@ import torch
 from agents.devices import resolve_device
 from agents.heads import Head
 from agents.inputs import TrainingInputs
+from agents.micro_batches import evaluation_chunks
 from agents.models.spec import ModelSpec
 from agents.ood import NOISES, noise_split, pool_counts
 from pddlgym_sl.data.dataset import LabelledSplit, load_split
@@ -76,8 +77,7 @@ def predict(
     was_training = model.training
     model.eval()
     values, confidences = [], []
-    for start in range(0, len(rows), batch_size):
-        chunk = rows[start : start + batch_size]
+    for chunk in evaluation_chunks(model, inputs.sizes(), rows, batch_size):
         raw = model(inputs.batch(chunk, device))
         lower = split.values[head.lower_key][chunk].astype(np.float32)
         key = head.residual_key

@@ -38,6 +38,7 @@ from agents.errors import AgentError
 from agents.heads import Head
 from agents.inputs import TrainingInputs
 from agents.metrics import bound_inputs, evaluate_split
+from agents.micro_batches import evaluation_chunks
 from agents.registries import LOSSES
 from agents.sampler import BucketSampler
 from pddlgym_sl.data.dataset import LabelledSplit
@@ -273,8 +274,7 @@ class RankLoss:
         was_training = model.training
         model.eval()
         values = []
-        for start in range(0, len(split), batch_size):
-            rows = np.arange(start, min(start + batch_size, len(split)))
+        for rows in evaluation_chunks(model, inputs.sizes(), np.arange(len(split)), batch_size):
             _, lower, base, _ = bound_inputs(split, head, rows, device)
             values.append(head.heuristic(model(inputs.batch(rows, device)), lower, base).double().cpu())
         model.train(was_training)

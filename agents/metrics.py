@@ -17,6 +17,7 @@ import torch
 from agents.errors import AgentError
 from agents.heads import Head
 from agents.inputs import TrainingInputs
+from agents.micro_batches import evaluation_chunks
 from pddlgym_sl.data.dataset import LabelledSplit
 
 
@@ -47,12 +48,12 @@ def evaluate_split(
     device: torch.device,
     batch_size: int = 1024,
 ) -> dict[str, float]:
-    """Model accuracy on every state of `split` (batches follow problem order, so padding stays small)."""
+    """Model accuracy on every state of `split` (batches follow problem order, so padding stays
+    small; cut to fit memory, `agents.micro_batches`)."""
     was_training = model.training
     model.eval()
     sq, sq_clip, nll = [], [], []
-    for start in range(0, len(split), batch_size):
-        rows = np.arange(start, min(start + batch_size, len(split)))
+    for rows in evaluation_chunks(model, inputs.sizes(), np.arange(len(split)), batch_size):
         raw = model(inputs.batch(rows, device))
         target, lower, base, upper = bound_inputs(split, head, rows, device)
         h = head.heuristic(raw, lower, base, upper)

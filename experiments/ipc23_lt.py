@@ -58,7 +58,7 @@ class Protocol:
     test_sets: tuple[str, ...]
     limit: int  # node evaluations per search
     time_limit: float  # seconds per search, or per task with `covers_grounding`
-    memory_limit: float | None  # MB per task (None: the evaluator's default)
+    memory_limit: float | None  # MB per task and per training (None: the defaults)
     covers_grounding: bool  # the limits count loading and grounding the task
     steps: int  # training steps of the WL models
     nlm_steps: int  # and of the NLM
@@ -137,6 +137,8 @@ def train(domain: str, config: str, args) -> Path | None:
         flags += ["--steps", str(steps), "--runs", str(args.runs), "--name", run_dir.name, "--quiet"]
         if args.protocol.time_budget is not None:
             flags += ["--time-budget", str(args.protocol.time_budget)]
+        if args.protocol.memory_limit is not None:  # the NLM cuts its batches to fit (agents.micro_batches)
+            flags += ["--memory-limit", str(args.protocol.memory_limit)]
         run(["agents.supervised", *flags])
     return run_dir
 

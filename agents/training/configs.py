@@ -108,6 +108,10 @@ class SupervisedConfig:
     stops at the first of --steps and the budget, validating once more, with its best checkpoint"""
     device: str = "auto"
     """auto (cuda when available), cpu, cuda, cuda:1, ... (refused when not there)"""
+    memory_limit: float | None = None
+    """MB the training process may use (default: three quarters of the machine's or its cgroup's):
+    a batch whose forward pass would not fit is computed in parts (the NLM on large tasks), and a
+    state that alone does not fit is an error, not an out-of-memory kill"""
     ood: Literal[OOD_CHOICES] = "none"
     """out-of-distribution training: mix uniform or weighted noise states into each batch and teach low
     confidence on them (agents/ood.py)"""
@@ -134,6 +138,7 @@ class SupervisedConfig:
                 "val_every",
                 "time_budget",
                 "wl_iterations",
+                "memory_limit",
             ),
             non_negative=("weight_decay",),
             at_most={"batch_size": MAX_BATCH_SIZE},

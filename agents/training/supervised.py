@@ -42,8 +42,9 @@ from agents.checkpoint import (
 )
 from agents.devices import resolve_device
 from agents.heads import make_head
-from agents.losses import make_loss
+from agents.losses import NLLLoss, make_loss
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
+from agents.micro_batches import MemoryBudgetError, fitting_chunks, memory_budget, state_cost
 from agents.models import make_model, model_spec
 from agents.ood import NoisePool
 from agents.training.configs import SupervisedConfig
@@ -174,23 +175,46 @@ class Trainer:
 
     # ------------------------------------------------------------------ one step
     def train_step(self) -> dict[str, float]:
-        """One AdamW step on the step's batch; the loss, the batch's MSE and mean σ."""
+        """One AdamW step on the step's batch; the loss, the batch's MSE and mean σ.
+
+        A batch whose forward pass would not fit the memory limit is computed in parts
+        (`agents.micro_batches`) whose gradients add up to the batch's: the NLL of a row does
+        not depend on the other rows. The ranking loss (pairs across the batch) and OOD training
+        (noise states beside the batch) need the whole batch at once."""
         rows = self.sampler.batch(self.step)
-        raw = self.model(self.inputs["train"].batch(rows, self.device))
-        target, lower, base, upper = bound_inputs(self.train, self.head, rows, self.device)
-        if self.noise is None:
-            loss = self.loss(self.head, raw, self.train, rows)
-        else:  # the NLL of the training states and the OOD loss of the noise states (agents.ood)
-            nll = self.head.nll(raw, target, lower, base, upper)
-            loss = self.noise.loss(self.model, nll, self.step, rows)
+        cost = state_cost(self.model)
+        budget = memory_budget(self.config.memory_limit) if cost is not None else 0
+        chunks = fitting_chunks(rows, self.inputs["train"].sizes(), cost, budget, what="a training state")
+        if len(chunks) > 1 and (self.noise is not None or not isinstance(self.loss, NLLLoss)):
+            raise MemoryBudgetError(
+                f"a batch of {len(rows)} states does not fit the memory limit in one forward pass, "
+                f"and --loss {self.loss.name}{' with --ood' if self.noise is not None else ''} needs "
+                "the whole batch at once: lower --batch-size or give more memory (--memory-limit MB)"
+            )
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss_sum = sq_sum = sigma_sum = 0.0
+        labelled = 0
+        for chunk in chunks:
+            raw = self.model(self.inputs["train"].batch(chunk, self.device))
+            target, lower, base, upper = bound_inputs(self.train, self.head, chunk, self.device)
+            if self.noise is not None:  # the NLL of the training states and the OOD loss (agents.ood)
+                nll = self.head.nll(raw, target, lower, base, upper)
+                loss = self.noise.loss(self.model, nll, self.step, chunk)
+            elif len(chunks) > 1:  # this part's share of the batch's mean NLL
+                loss = self.head.nll(raw, target, lower, base, upper).sum() / len(rows)
+            else:
+                loss = self.loss(self.head, raw, self.train, chunk)
+            loss.backward()
+            loss_sum += loss.item()
+            with torch.no_grad():
+                sq = (self.head.heuristic(raw, lower, base, upper) - target).square()
+                sq_sum += float(sq.nansum())  # NaN: a state without h*
+                labelled += int((~sq.isnan()).sum())
+                sigma_sum += float(self.head.mu_sigma(raw, base)[1].sum())
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
         self.optimizer.step()
-        with torch.no_grad():
-            mse = (self.head.heuristic(raw, lower, base, upper) - target).square().nanmean()  # NaN: no h*
-            sigma = self.head.mu_sigma(raw, base)[1].mean()
-        return {self.loss.name: loss.item(), "mse": mse.item(), "sigma": sigma.item()}
+        mse = sq_sum / labelled if labelled else math.nan
+        return {self.loss.name: loss_sum, "mse": mse, "sigma": sigma_sum / len(rows)}
 
     def validate(self) -> dict[str, float]:
         return self.loss.validate(self.model, self.head, self.inputs["val"], self.val, self.device)

@@ -80,20 +80,33 @@ def nlm_batch(
     return batch
 
 
+ENCODED_BYTES = 512 << 20
+"""Most bytes of a split's states encoded once and kept. Larger splits are encoded batch by batch:
+an arity-3 predicate on large tasks makes a state's tensors big (sokoban's training tasks, up to
+173 objects: 10 MB per state, 17 GB for its 1,623 states), while the paper's domains stay far
+below (the encoding is then done once, as it costs about as much as a forward pass)."""
+
+
 class NLMTrainingInputs:
-    """`agents.inputs.TrainingInputs` of the NLM: each problem of ``split`` encoded once, batches
-    padded to their largest object count (the sampler buckets states by object count)."""
+    """`agents.inputs.TrainingInputs` of the NLM: each problem of ``split`` encoded once (or, above
+    `ENCODED_BYTES`, the states of each batch when it is made), batches padded to their largest
+    object count (the sampler buckets states by object count)."""
 
     def __init__(self, split: LabelledSplit) -> None:
         self.split = split
-        schema = Schema.from_domain_file(split.domain_file)
-        self.encoded = [
-            NLMEncoder(schema, split.task(i)).encode_batch(split.states[i])
-            for i in range(len(split.problems))
-        ]
+        self.schema = Schema.from_domain_file(split.domain_file)
         objects = np.array([len(split.task(i).objects) for i in range(len(split.problems))])
         self._sizes = objects[split.problem_of]
-        self._channels = nlm_channels(self.encoded[0])
+        channels = {k: 2 * len(preds) for k, preds in self.schema.by_arity.items()}
+        per_state = sum(objects.astype(np.int64) ** k * c for k, c in channels.items())
+        counts = np.array([len(states) for states in split.states])
+        self.encoded: list[dict[str, np.ndarray]] | None = None
+        if int((per_state * counts).sum()) <= ENCODED_BYTES:
+            self.encoded = [self._encoder(i).encode_batch(states) for i, states in enumerate(split.states)]
+        self._channels = nlm_channels(self._encoder(0).encode_batch(split.states[0][:1]))
+
+    def _encoder(self, problem: int) -> NLMEncoder:
+        return NLMEncoder(self.schema, self.split.task(problem))
 
     def model_config(self) -> dict[str, Any]:
         return {"in_channels": self._channels}
@@ -102,10 +115,12 @@ class NLMTrainingInputs:
         return self._sizes
 
     def batch(self, rows: np.ndarray, device: torch.device) -> dict[str, torch.Tensor]:
-        items = [
-            {k: v[local] for k, v in self.encoded[p].items()}
-            for p, local in rows_by_problem(self.split, rows)
-        ]
+        items = []
+        for p, local in rows_by_problem(self.split, rows):
+            if self.encoded is not None:
+                items.append({k: v[local] for k, v in self.encoded[p].items()})
+            else:
+                items.append(dict(self._encoder(p).encode_batch(self.split.states[p][local])))
         return {k: v.to(device) for k, v in nlm_batch(items).items()}
 
 

@@ -1,0 +1,137 @@
+"""Batches cut to fit memory (`agents.micro_batches`): the cut itself, a training step computed in
+parts equal to the whole batch's, and a clear error instead of an out-of-memory kill."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agents.micro_batches import MemoryBudgetError, fitting_chunks
+from agents.models import make_model
+from agents.training.configs import SupervisedConfig
+from agents.training.supervised import Trainer
+
+
+def cubic(n: int) -> int:
+    return n**3 << 14  # 16 KB per object triple
+
+
+def test_chunks_cover_the_batch_in_order_and_each_fits():
+    rows = np.array([0, 2, 3, 5, 8, 9, 11])
+    sizes = np.array([4, 0, 6, 6, 0, 8, 0, 0, 5, 5, 0, 9])
+    budget = 3 * cubic(8)
+    chunks = fitting_chunks(rows, sizes, cubic, budget)
+    assert len(chunks) > 1
+    assert np.array_equal(np.concatenate(chunks), rows)
+    for chunk in chunks:  # padded to the chunk's largest state
+        assert len(chunk) * cubic(int(sizes[chunk].max())) <= budget
+    assert len(fitting_chunks(rows, sizes, cubic, 10**9)) == 1
+    assert len(fitting_chunks(rows, sizes, None, 0)) == 1  # a model that does not say is never cut
+
+
+def test_a_state_that_alone_does_not_fit_is_a_clear_error():
+    message = r"9 objects needs about 11 MB .* 8 MB .*\(--memory-limit MB\)"
+    with pytest.raises(MemoryBudgetError, match=message):
+        fitting_chunks(np.array([0, 1]), np.array([3, 9]), cubic, cubic(8))
+
+
+MEASURE = """
+import json, resource, sys, torch
+torch.set_num_threads(1)
+from agents.models import make_model
+n, states = int(sys.argv[1]), int(sys.argv[2])
+model = make_model(name="nlm", in_channels={0: 2, 1: 4, 2: 10, 3: 2}, n_outputs=2)
+def batch(n, b):
+    x = {f"arity{k}": (torch.rand((b, *([n] * k), c)) < 0.1).float() for k, c in model.in_channels.items()}
+    x["object_mask"] = torch.ones(b, n, dtype=torch.bool)
+    return x
+model(batch(4, 1)).sum().backward()  # kernels loaded
+x = batch(n, states)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+model(x).sum().backward()
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+print(json.dumps({"grown": grown, "estimate": states * model.state_bytes(n)}))
+"""
+
+
+def test_the_nlm_estimate_covers_a_measured_training_pass():
+    """In a fresh process, the peak memory that a forward and backward pass of the NLM adds is
+    below the estimate and not far below it (a loose estimate would cut batches needlessly); and
+    the estimate grows with the highest arity's power of the objects."""
+    import json
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", MEASURE, "40", "3"]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    measured = json.loads(out.stdout)
+    assert 0.4 * measured["estimate"] <= measured["grown"] <= measured["estimate"]
+    model = make_model(name="nlm", in_channels={1: 4, 2: 10, 3: 2}, n_outputs=2)
+    assert model.state_bytes(40) > 7 * model.state_bytes(20)
+    flat = make_model(name="nlm", in_channels={1: 4, 2: 10}, n_outputs=2, breadth=2)
+    assert flat.state_bytes(40) < 5 * flat.state_bytes(20)
+
+
+def _trainer(tiny_dataset, tmp_path, name, loss="nll"):
+    config = SupervisedConfig(
+        data=tiny_dataset, model="nlm", loss=loss, steps=2, batch_size=32, device="cpu", seed=3
+    )
+    return Trainer(config, tmp_path / name)
+
+
+def test_a_step_in_parts_equals_the_whole_batch(tiny_dataset, tmp_path, monkeypatch):
+    """With a memory budget of a few states per forward pass the step's gradients are the sums of
+    the parts': equal to the whole batch's, to rounding, as are the step's statistics. (The
+    gradients are compared, not the weights after AdamW: its first steps move every weight by
+    about the learning rate times the sign of its gradient, which rounding can flip where the
+    gradient is nearly zero.)"""
+    import agents.training.supervised as supervised
+
+    whole = _trainer(tiny_dataset, tmp_path, "whole")
+    stats_whole = whole.train_step()
+    parts = _trainer(tiny_dataset, tmp_path, "parts")
+    budget = 5 * parts.model.state_bytes(int(parts.inputs["train"].sizes().max()))
+    monkeypatch.setattr(supervised, "memory_budget", lambda limit: budget)
+    calls = []
+    forward = parts.model.forward
+    monkeypatch.setattr(parts.model, "forward", lambda x: calls.append(1) or forward(x))
+    stats_parts = parts.train_step()
+    assert len(calls) >= 2  # the batch cut into parts
+    for a, b in zip(whole.model.parameters(), parts.model.parameters(), strict=True):
+        scale = float(a.grad.abs().max()) + 1e-12
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-5 * scale)
+    assert stats_whole.keys() == stats_parts.keys()
+    for key, value in stats_whole.items():
+        assert stats_parts[key] == pytest.approx(value, rel=1e-5)
+
+
+def test_the_ranking_loss_refuses_a_batch_that_does_not_fit(tiny_dataset, tmp_path, monkeypatch):
+    """The ranking loss compares states across the batch, so it is never cut: the step says what
+    to change instead of exhausting memory."""
+    import agents.training.supervised as supervised
+
+    trainer = _trainer(tiny_dataset, tmp_path, "rank", loss="rank")
+    rows = trainer.sampler.batch(0)
+    assert len(rows) > 1
+    budget = trainer.model.state_bytes(int(trainer.inputs["train"].sizes()[rows].max()))  # one state fits
+    monkeypatch.setattr(supervised, "memory_budget", lambda limit: budget)
+    with pytest.raises(MemoryBudgetError, match="--loss rank needs the whole batch"):
+        trainer.train_step()
+
+
+def test_a_split_too_large_to_keep_is_encoded_batch_by_batch(tiny_dataset, monkeypatch):
+    """Above `ENCODED_BYTES` the NLM's training inputs keep no encoded states (sokoban's would
+    take 17 GB) and encode each batch when it is made: the same tensors."""
+    import agents.models.nlm.inputs as nlm_inputs
+    from pddlgym_sl.data.dataset import load_split
+
+    split = load_split(tiny_dataset / "ferry" / "train")
+    kept = nlm_inputs.NLMTrainingInputs(split)
+    monkeypatch.setattr(nlm_inputs, "ENCODED_BYTES", 0)
+    lazy = nlm_inputs.NLMTrainingInputs(split)
+    assert kept.encoded is not None and lazy.encoded is None
+    assert lazy.model_config() == kept.model_config()
+    rows = np.sort(np.random.default_rng(0).choice(len(split), 40, replace=False))
+    a, b = kept.batch(rows, torch.device("cpu")), lazy.batch(rows, torch.device("cpu"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
