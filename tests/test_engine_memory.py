@@ -165,6 +165,37 @@ def test_a_search_that_needs_more_memory_ends_with_memory_limit_within_it():
     assert r["peak"] <= r["limit"] or r["peak"] <= r["before"]
 
 
+_HOARDING = """
+import json, sys
+import numpy as np
+from pddlgym_sl.memory import rss_bytes
+from pddlgym_sl.plan import resolve_task
+from pddlgym_sl.search import gbfs
+task = resolve_task("ferry", None, {"locations": 40, "cars": 40}, 1)
+kept = []
+def hoarding(states):  # a heuristic that keeps 8 MB per call, as a memo without a budget would
+    kept.append(np.ones(8 << 20, dtype=np.uint8))
+    return np.zeros(len(states))
+gbfs(task, hoarding, max_evaluations=5)
+limit_mb = rss_bytes() / 2**20 + 200
+result = gbfs(task, hoarding, max_evaluations=None, memory_limit=limit_mb)
+print(json.dumps({"status": result.status, "calls": len(kept), "rss": rss_bytes(),
+                  "limit": limit_mb * 2**20}))
+"""
+
+
+def test_a_python_heuristic_that_outgrows_the_limit_ends_the_search_with_memory_limit():
+    """The memory a Python heuristic keeps is not among the search's own bytes: the search checks
+    the process's resident memory before each call and ends with memory_limit, a call's worth past
+    the limit at most."""
+    out = subprocess.run([sys.executable, "-c", _HOARDING], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["status"] == "memory_limit"
+    assert 20 <= r["calls"] <= 40  # 200 MB of 8 MB calls, with the search's own bytes beside
+    assert r["rss"] <= r["limit"] + (16 << 20)
+
+
 def test_plan_command_reports_the_memory_limit(capsys, tmp_path):
     problem = tmp_path / "p.pddl"
     problem.write_text(domains.generate_problem("ferry", seed=1, locations=40, cars=40))

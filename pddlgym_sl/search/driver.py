@@ -250,9 +250,15 @@ class SearchRun:
         self._awaiting = 0
 
     def _next_batch(self) -> np.ndarray | None:
-        """The next slice of the expansion's new states, or None (finished) past the time limit."""
+        """The next slice of the expansion's new states, or None (finished) past the time or the
+        memory limit. A Python heuristic's own memory (the NLM's memo of arity-3 tensors) is not
+        among the search's counted bytes: the process's resident memory is checked here, before
+        each of its calls (a read of /proc, a microsecond beside a forward pass)."""
         if self._deadline is not None and time.perf_counter() > self._deadline:
             self._finish("time_limit")
+            return None
+        if rss_bytes() > self._limit:
+            self._finish("memory_limit")
             return None
         done = int(self._work.info[eng.VALUED])
         self._awaiting = min(eng.values_missing(self._work.info), MAX_BATCH)
