@@ -279,9 +279,46 @@ def field_tables(args) -> str:
                     )
             seen += len(grounding)
             ungrounded += sum(grounding.values())
+    lines = [*_difficulty_table(args, found), "", *lines]
     lines += ["", *_goose_table(args, totals), "", f"Tasks no configuration could ground within the limits: "
               f"{ungrounded} of {seen}.", "", *_speed_table(args, found)]  # fmt: skip
     return "\n".join(lines)
+
+
+def _difficulty_table(args, found: dict[tuple[str, str, str], list[dict] | None]) -> list[str]:
+    """Tasks solved per difficulty over every domain, ours beside the competition's planners on the
+    same tasks (a configuration's cell only when all its domains ran), and WL-GOOSE's best single
+    configuration at our limits, scaled to our task count (its figure covers all three sets)."""
+    labels = [LABELS[c] for c in args.configs]
+    lines = [_row("set", "tasks", *labels, *(f"{k} (1,800 s)" for k in PLANNERS), "WL-GOOSE best ≈"),
+             "|---|--:|" + "--:|" * (len(labels) + len(PLANNERS) + 1)]  # fmt: skip
+    everything: dict[str, int | None] = dict.fromkeys([*args.configs, *PLANNERS], 0)
+    all_tasks = 0
+    for s in args.test_sets:
+        ours: dict[str, int | None] = dict.fromkeys(args.configs, 0)
+        theirs = dict.fromkeys(PLANNERS, 0)
+        tasks = 0
+        for d in args.domains:
+            done = [found[d, c, s] for c in args.configs if found[d, c, s] is not None]
+            names = {r["problem"] for r in done[0]} if done else set()
+            tasks += sample_size(args.ipc / d / s, args.sample)
+            official = official_coverage(args.ipc / "official_runs.csv", d, s.removeprefix("testing-"), names)
+            for k in PLANNERS:
+                theirs[k] += official.get(k, 0)
+            for c in args.configs:
+                n = _solved(found[d, c, s])
+                ours[c] = None if n is None or ours[c] is None else ours[c] + n
+        all_tasks += tasks
+        for key, n in [*ours.items(), *theirs.items()]:
+            everything[key] = None if n is None or everything[key] is None else everything[key] + n
+        cells = ["–" if ours[c] is None else ours[c] for c in args.configs]
+        lines.append(_row(s.removeprefix("testing-"), tasks, *cells, *theirs.values(), "–"))
+    goose = "–"
+    if set(args.test_sets) == set(TEST_SETS):
+        goose = f"{WL_GOOSE_ECAI25_BEST_TOTAL * all_tasks / 900:.0f}"
+    cells = ["–" if everything[k] is None else everything[k] for k in [*args.configs, *PLANNERS]]
+    lines.append(_row("**all**", all_tasks, *cells, goose))
+    return lines
 
 
 def _goose_table(args, totals: dict[str, dict[str, int | None]]) -> list[str]:
