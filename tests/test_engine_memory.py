@@ -196,6 +196,35 @@ def test_a_python_heuristic_that_outgrows_the_limit_ends_the_search_with_memory_
     assert r["rss"] <= r["limit"] + (16 << 20)
 
 
+def test_a_heuristic_out_of_memory_ends_the_search_with_memory_limit(tasks_by_domain):
+    """A Python heuristic whose arrays cannot be allocated (`MemoryError`: the NLM's arity-3 arrays
+    on a task of thousands of objects, `agents.models.nlm.fast.arrays.allocate`) ends the search
+    with status memory_limit and its statistics, instead of an exception."""
+    calls = []
+
+    def failing(states):
+        calls.append(len(states))
+        if len(calls) == 3:
+            raise MemoryError("no room")
+        return np.zeros(len(states))
+
+    result = gbfs(tasks_by_domain["ferry"], failing, max_evaluations=None)
+    assert result.status == "memory_limit" and not result.solved
+    assert result.evaluations == 1 + calls[1]  # the initial state, then the first expansion's batch
+
+
+def test_large_nlm_arrays_are_refused_when_the_machine_cannot_give_them(monkeypatch):
+    import agents.models.nlm.fast.arrays as arrays
+
+    monkeypatch.setattr(arrays, "available_now_bytes", lambda: 100 << 20)
+    assert arrays.allocate(1 << 20, np.float32).size == 1 << 20  # 4 MB: not checked
+    with pytest.raises(MemoryError, match="400 MB; the machine has 100 MB available"):
+        arrays.allocate(100 << 20, np.float32)
+    ws = arrays.Workspace()
+    with pytest.raises(MemoryError):
+        ws.get("q", (100 << 20,), np.float32)
+
+
 def test_plan_command_reports_the_memory_limit(capsys, tmp_path):
     problem = tmp_path / "p.pddl"
     problem.write_text(domains.generate_problem("ferry", seed=1, locations=40, cars=40))

@@ -302,6 +302,12 @@ class SearchRun:
                 self._finish("time_limit")
                 return None
 
+    def out_of_memory(self) -> None:
+        """End the search with status ``memory_limit``: its Python heuristic could not allocate
+        what the pending batch needed (`supply` is then never called)."""
+        self._awaiting = 0
+        self._finish("memory_limit")
+
     def _plan(self, goal_node: int) -> list[int]:
         """The operators from the initial state to `goal_node` (`engine.plan_to`)."""
         words = np.empty(self.task.n_words, dtype=np.uint64)
@@ -336,6 +342,11 @@ def search(
         memory_limit=memory_limit,
     )  # fmt: skip
     while (states := run.step()) is not None:
-        run.supply(run.external(states))
+        try:
+            values = run.external(states)
+        except MemoryError:  # the heuristic's own arrays (a learned model's) do not fit
+            run.out_of_memory()
+            break
+        run.supply(values)
     assert run.result is not None
     return run.result

@@ -64,7 +64,7 @@ from agents.models.nlm.fast.arity3_block import (
     pair_terms,
     sigmoid_t,
 )
-from agents.models.nlm.fast.arrays import Workspace, pad_lanes, pad_last
+from agents.models.nlm.fast.arrays import Workspace, allocate, pad_lanes, pad_last
 from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding
 from agents.models.nlm.fast.simd import (
     LANES,
@@ -759,7 +759,7 @@ class Block3Memo:
         for k, spare in enumerate(self._spare):
             if spare.size == size and spare.dtype == dtype:
                 return self._spare.pop(k)
-        return np.empty(size, dtype)
+        return allocate(size, dtype)
 
     def _recycle(self, *arrays: np.ndarray | None) -> None:
         """Keep the flat buffers of dropped entries for `_buffer` (at most `SPARES`): fresh memory

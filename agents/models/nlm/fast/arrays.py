@@ -15,8 +15,30 @@ import torch
 from torch import Tensor
 
 from agents.models.nlm.fast.simd import LANES
+from pddlgym_sl.memory import available_now_bytes
 
-__all__ = ["DTYPES", "Workspace", "as_array", "needs_grad", "packed", "pad_lanes", "pad_last"]
+__all__ = ["DTYPES", "Workspace", "allocate", "as_array", "needs_grad", "packed", "pad_lanes", "pad_last"]
+
+CHECKED_BYTES = 64 << 20
+"""Allocations from this size on are checked against the memory the machine has available."""
+
+
+def allocate(size: int, dtype: np.dtype | type) -> np.ndarray:
+    """``np.empty(size, dtype)``, or a `MemoryError` when it is large and the machine cannot give it
+    without swapping (``MemAvailable``). The NLM's arity-3 arrays hold ``n³`` entries per channel:
+    on a task of a thousand objects one is 32 GB, which Linux grants on request and then fills page
+    by page until the kernel kills the process (and perhaps others); refused here, the search ends
+    with status ``memory_limit`` (`pddlgym_sl.search.driver.search`)."""
+    nbytes = int(size) * np.dtype(dtype).itemsize
+    if nbytes >= CHECKED_BYTES:
+        available = available_now_bytes()
+        if available is not None and nbytes > available:
+            raise MemoryError(
+                f"the NLM needs an array of {nbytes / 2**20:,.0f} MB; the machine has "
+                f"{available / 2**20:,.0f} MB available"
+            )
+    return np.empty(size, dtype)
+
 
 DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
 """The numpy dtype of the kernels' arrays for a tensor dtype."""
@@ -94,7 +116,7 @@ class Workspace:
         buffer = self._buffers.get(name)
         if buffer is None or buffer.size < size or buffer.dtype != np.dtype(dtype):
             grown = 0 if buffer is None or buffer.dtype != np.dtype(dtype) else buffer.size + buffer.size // 4
-            buffer = self._buffers[name] = np.empty(max(size, grown), dtype)
+            buffer = self._buffers[name] = allocate(max(size, grown), dtype)
         return buffer[:size].reshape(shape)
 
     def zeros(self, name: str, shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
