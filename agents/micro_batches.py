@@ -31,8 +31,10 @@ class MemoryBudgetError(AgentError):
 
 def state_cost(model: nn.Module) -> Callable[[int], int] | None:
     """The model's bytes per state of ``n`` objects in a forward and backward pass, or None when
-    it does not say (its batches are never split)."""
-    return getattr(model, "state_bytes", None)
+    it does not say or runs on an accelerator (its batches are then never split: a GPU out of
+    memory raises an error, where the host's kernel would kill the process)."""
+    on_cpu = all(p.device.type == "cpu" for p in model.parameters())
+    return getattr(model, "state_bytes", None) if on_cpu else None
 
 
 def memory_budget(memory_limit_mb: float | None) -> int:
