@@ -1,9 +1,9 @@
 """Batches split into forward passes that fit in memory.
 
 A network whose activations grow with a power of the object count (the NLM's arity-3 tensors:
-about 300 bytes per object triple and state, 1.8 GB for one state of 173 objects, sokoban's
-training tasks) cannot take the paper's 256 states per forward pass on every domain: one such
-batch asked for 23 GB and was killed by the kernel. A model that knows what one state costs says
+about 300 bytes per object triple and state, 2 GB for one state of 173 objects, sokoban's
+training tasks) cannot take the paper's 256 states per forward pass on every domain: such a
+batch would need 500 GB. A model that knows what one state costs says
 so (``state_bytes(n_objects)``, `agents.models.nlm.network.NLM.state_bytes`); `fitting_chunks`
 cuts a batch into runs of rows whose padded forward pass fits the memory left under the limit,
 and refuses, naming the state's size and the limit, when not even one state fits. The trainer
