@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 from pathlib import Path
 
 __all__ = ["OFFICIAL", "WL_GOOSE_ECAI25", "WL_GOOSE_ECAI25_BEST_TOTAL", "official_coverage"]
@@ -41,18 +42,24 @@ WL_GOOSE_ECAI25_BEST_TOTAL = 447
 TASKS_PER_DOMAIN = 90
 
 
+@functools.cache
+def _rows(csv_path: Path) -> tuple[dict[str, str], ...]:
+    """The rows of ``official_runs.csv``, read once: the tables ask for every domain and set."""
+    with open(csv_path, newline="") as f:
+        return tuple(csv.DictReader(f))
+
+
 def official_coverage(csv_path: Path, domain: str, difficulty: str, problems: set[str]) -> dict[str, int]:
     """Tasks of `problems` (file names, ``p01.pddl``) of one domain and difficulty (``easy``) each
     official planner solved; a planner with no run on some of them is left out."""
     solved: dict[str, int] = {}
     runs: dict[str, set[str]] = {}
-    with open(csv_path, newline="") as f:
-        for row in csv.DictReader(f):
-            name = row["problem"].removeprefix(f"{difficulty}-")
-            if row["domain"] != domain or row["problem"] == name or name not in problems:
-                continue
-            runs.setdefault(row["algorithm"], set()).add(name)
-            solved[row["algorithm"]] = solved.get(row["algorithm"], 0) + (row["coverage"] == "1")
+    for row in _rows(csv_path):
+        name = row["problem"].removeprefix(f"{difficulty}-")
+        if row["domain"] != domain or row["problem"] == name or name not in problems:
+            continue
+        runs.setdefault(row["algorithm"], set()).add(name)
+        solved[row["algorithm"]] = solved.get(row["algorithm"], 0) + (row["coverage"] == "1")
     return {
         label: solved[algorithm] for algorithm, label in OFFICIAL.items() if runs.get(algorithm) == problems
     }

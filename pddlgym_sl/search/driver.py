@@ -252,16 +252,21 @@ class SearchRun:
         info[eng.VALUED] = done + n
         self._awaiting = 0
 
-    def _next_batch(self) -> np.ndarray | None:
-        """The next slice of the expansion's new states, or None (finished) past the time or the
-        memory limit. A Python heuristic's own memory (the NLM's memo of arity-3 tensors) is not
-        among the search's counted bytes: the process's resident memory is checked here, before
-        each of its calls (a read of /proc, a microsecond beside a forward pass)."""
+    def _limit_passed(self) -> bool:
+        """Whether the time limit or the process's resident memory passed its limit (then the
+        search is finished with that status). The memory the search does not count, its caller's
+        and a Python heuristic's own (the NLM's memo of arity-3 tensors), shows only there: a read
+        of /proc, a microsecond beside a slice of work or a forward pass."""
         if self._deadline is not None and time.perf_counter() > self._deadline:
             self._finish("time_limit")
-            return None
-        if rss_bytes() > self._limit:
+        elif rss_bytes() > self._limit:
             self._finish("memory_limit")
+        return self.result is not None
+
+    def _next_batch(self) -> np.ndarray | None:
+        """The next slice of the expansion's new states, or None (finished) past the time or the
+        memory limit, checked before each call of a Python heuristic."""
+        if self._limit_passed():
             return None
         done = int(self._work.info[eng.VALUED])
         self._awaiting = min(eng.values_missing(self._work.info), MAX_BATCH)
@@ -295,14 +300,10 @@ class SearchRun:
                     self._chunk = min(self._chunk * 2, 1 << 20)
                 else:  # aim at 10 ms: a unit of work may cost far more than the last chunk's did
                     self._chunk = max(int(self._chunk * 0.01 / elapsed), 1)
-                if rss_bytes() > self._limit:  # memory the search does not count (the caller's)
-                    self._finish("memory_limit")
-                    return None
             else:
                 self._finish(_STATUS[code])
                 return None
-            if self._deadline is not None and time.perf_counter() > self._deadline:
-                self._finish("time_limit")
+            if self._limit_passed():  # after a pause or a growth
                 return None
 
     def out_of_memory(self) -> None:

@@ -97,13 +97,13 @@ class NLMTrainingInputs:
         self.schema = Schema.from_domain_file(split.domain_file)
         objects = np.array([len(split.task(i).objects) for i in range(len(split.problems))])
         self._sizes = objects[split.problem_of]
-        channels = {k: 2 * len(preds) for k, preds in self.schema.by_arity.items()}
-        per_state = sum(objects.astype(np.int64) ** k * c for k, c in channels.items())
+        # the encoder's channels: [true in the state, in the goal] per predicate of each arity
+        self._channels = {k: 2 * len(self.schema.by_arity[k]) for k in sorted(self.schema.by_arity)}
+        per_state = sum(objects.astype(np.int64) ** k * c for k, c in self._channels.items())
         counts = np.array([len(states) for states in split.states])
         self.encoded: list[dict[str, np.ndarray]] | None = None
         if int((per_state * counts).sum()) <= ENCODED_BYTES:
             self.encoded = [self._encoder(i).encode_batch(states) for i, states in enumerate(split.states)]
-        self._channels = nlm_channels(self._encoder(0).encode_batch(split.states[0][:1]))
 
     def _encoder(self, problem: int) -> NLMEncoder:
         return NLMEncoder(self.schema, self.split.task(problem))
