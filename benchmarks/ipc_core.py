@@ -42,12 +42,14 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from long_search import candidates, compare, select  # beside this file: python puts benchmarks/ on the path
+# beside this file: python puts benchmarks/ on the path
+from long_search import candidates, compare, fast_downward, select
 
 import domains
 from pddlgym_sl import load_task
@@ -184,11 +186,51 @@ LONG_SEARCHES = {
 """Search -> (our heuristic, the task sets it is selected from)."""
 
 
-def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool, time_limit: float) -> None:
+class LongJournal:
+    """What the long part has measured, kept across runs (``--long-journal``, a JSON file written
+    atomically after each Fast Downward probe and each finished row), so that an interrupted run
+    resumes: a probe already made is not made again, and a domain whose row is there is printed
+    from it (``--reselect`` measures all again)."""
+
+    def __init__(self, path: Path, fresh: bool):
+        self.path = path
+        self.data = {"fd_runs": {}, "rows": {}}
+        if path.exists() and not fresh:
+            self.data = json.loads(path.read_text())
+
+    def _save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1) + "\n")
+        os.replace(tmp, self.path)
+
+    def fast_downward(self, domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
+        """`long_search.fast_downward`, or its run kept from before (same task, search and limit)."""
+        key = f"{search} {problem_file.relative_to(IPC)} {time_limit:.3f}"
+        if key not in self.data["fd_runs"]:
+            self.data["fd_runs"][key] = fast_downward(domain_file, problem_file, search, time_limit)
+            self._save()
+        return self.data["fd_runs"][key]
+
+    def row(self, search: str, domain: str) -> dict | None:
+        return self.data["rows"].get(f"{search} {domain}")
+
+    def keep_row(self, search: str, domain: str, row: dict) -> None:
+        self.data["rows"][f"{search} {domain}"] = row
+        self._save()
+
+
+def long(
+    selected: tuple[str, ...],
+    searches: tuple[str, ...],
+    reselect: bool,
+    time_limit: float,
+    journal: LongJournal,
+) -> None:
     """Per domain, a task on which Fast Downward evaluates 1M-10M states within `time_limit` CPU
     seconds (found by bisection for the domains `LONG_TASKS` lacks; ``reselect``: for all), and
     both planners on it; on a capped task (Fast Downward's search out of time) ours stops at the
-    evaluations Fast Downward made."""
+    evaluations Fast Downward made. Rows and probes are kept in `journal`."""
     chosen = json.loads(LONG_TASKS.read_text()) if LONG_TASKS.exists() else {}
     for search in searches:
         heuristic, sets = LONG_SEARCHES[search]
@@ -202,11 +244,17 @@ def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool, t
         row = "{:12} {:>22} {:>11} {:>9} {:>9} {:>5} {:>8} {:>7} {:>5} {:>20} {:>10}"
         print(row.format(*header), flush=True)
         for d in selected:
+            kept = journal.row(search, d)
+            if kept is not None:
+                print(_long_row(d, kept), flush=True)
+                continue
             fd_run = None
             if reselect or d not in chosen.get(search, {}):
                 for task_set in sets:  # the next set only when even the last task is too small
                     tasks = candidates(IPC / d, (task_set,))
-                    entry, fd_run, too_small = select(IPC / d, search, tasks, time_limit=time_limit)
+                    entry, fd_run, too_small = select(
+                        IPC / d, search, tasks, time_limit=time_limit, run_fd=journal.fast_downward
+                    )
                     if not too_small:
                         break
                 chosen.setdefault(search, {})[d] = [entry] if entry else []
@@ -215,26 +263,30 @@ def long(selected: tuple[str, ...], searches: tuple[str, ...], reselect: bool, t
                 capped = entry.get("capped", False)
                 limit = entry["time_limit"] if capped else max(2 * entry["fd_seconds"], 30.0)
                 r = compare(IPC / d / "domain.pddl", IPC / d / entry["task"], search, limit, fd_run)
-                fd, ours = r["fd"], r["ours"]
-                if not (fd["solved"] and ours["solved"]) and not (fd["out_of_time"] and capped):
-                    print(f"{d:12} {entry['task']:>22} unsolved: FD {fd['solved']}, ours {ours['status']}")
-                    continue
-                fd_rate, ours_rate = fd["evaluations"] / fd["seconds"], ours["evaluations"] / ours["seconds"]
-                if fd["out_of_time"]:  # no plans: the same states when both stopped
-                    same = "capped" if r["same_nodes"] else "CAPPED, NODES DIFFER"
-                else:
-                    same = ("nodes" if r["same_nodes"] else "NODES DIFFER") + (
-                        "+plan" if r["same_plan"] else " PLAN DIFFERS"
-                    )
-                grown = f"{ours['rss_mb'] - ours['base_mb']:.0f} / " + (
-                    f"{fd['rss_mb'] - fd['base_mb']:.0f}" if fd["base_mb"] is not None else "?"
-                )
-                print(
-                    f"{d:12} {entry['task']:>22} {ours['evaluations']:11d} {ours_rate:9.0f} {fd_rate:9.0f} "
-                    f"{ours_rate / fd_rate:5.2f} {ours['rss_mb']:8.0f} {fd['rss_mb']:7.0f} "
-                    f"{ours['rss_mb'] / fd['rss_mb']:5.2f} {grown:>20} {same:>10}",
-                    flush=True,
-                )
+                r["task"], r["capped"] = entry["task"], capped
+                journal.keep_row(search, d, r)
+                print(_long_row(d, r), flush=True)
+
+
+def _long_row(domain: str, r: dict) -> str:
+    """One line of the long table from `long_search.compare`'s result."""
+    fd, ours = r["fd"], r["ours"]
+    if not (fd["solved"] and ours["solved"]) and not (fd["out_of_time"] and r["capped"]):
+        return f"{domain:12} {r['task']:>22} unsolved: FD {fd['solved']}, ours {ours['status']}"
+    fd_rate, ours_rate = fd["evaluations"] / fd["seconds"], ours["evaluations"] / ours["seconds"]
+    if fd["out_of_time"]:  # no plans: the same states when both stopped
+        same = "capped" if r["same_nodes"] else "CAPPED, NODES DIFFER"
+    else:
+        same = "nodes" if r["same_nodes"] else "NODES DIFFER"
+        same += "+plan" if r["same_plan"] else " PLAN DIFFERS"
+    grown = f"{ours['rss_mb'] - ours['base_mb']:.0f} / " + (
+        f"{fd['rss_mb'] - fd['base_mb']:.0f}" if fd["base_mb"] is not None else "?"
+    )
+    return (
+        f"{domain:12} {r['task']:>22} {ours['evaluations']:11d} {ours_rate:9.0f} {fd_rate:9.0f} "
+        f"{ours_rate / fd_rate:5.2f} {ours['rss_mb']:8.0f} {fd['rss_mb']:7.0f} "
+        f"{ours['rss_mb'] / fd['rss_mb']:5.2f} {grown:>20} {same:>10}"
+    )
 
 
 def coverage(selected: tuple[str, ...], limit: int, time_limit: float) -> None:
@@ -280,6 +332,12 @@ def main(argv: list[str] | None = None) -> int:
         default=300.0,
         help="long: Fast Downward's CPU seconds per probe (a task it needs more for is a capped one)",
     )
+    parser.add_argument(
+        "--long-journal",
+        type=Path,
+        default=Path("runs/benchmarks/ipc_core_long.json"),
+        help="long: the probes and rows measured so far (a re-run resumes from them)",
+    )
     parser.add_argument("--domains", nargs="+", default=list(IPC_DOMAINS), choices=IPC_DOMAINS)
     parser.add_argument("--coverage-limit", type=int, default=10_000)
     parser.add_argument("--time-limit", type=float, default=60.0)
@@ -295,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     if "coverage" in args.part:
         coverage(selected, args.coverage_limit, args.time_limit)
     if "long" in args.part:
-        long(selected, tuple(args.long_searches), args.reselect, args.long_time_limit)
+        journal = LongJournal(args.long_journal, fresh=args.reselect)
+        long(selected, tuple(args.long_searches), args.reselect, args.long_time_limit, journal)
     return 0
 
 

@@ -177,6 +177,7 @@ def select(
     tasks: list[Path],
     evaluations: tuple[int, int] = (1_000_000, 10_000_000),
     time_limit: float = 90,
+    run_fd=fast_downward,
 ) -> tuple[dict | None, dict | None, bool]:
     """A task on which Fast Downward's search evaluates `evaluations` states (1M to 10M) within
     `time_limit` CPU seconds, found by bisection over `tasks` (ordered by size, so that the search
@@ -184,12 +185,13 @@ def select(
     probe lands in the range, `too_small` when even the last task needs fewer evaluations (a
     larger set may hold one). A task Fast Downward solves is preferred; failing one, the largest
     task on which its search ran out of time after evaluating that many states (a capped long
-    search, ``"capped": true``). Each probe is printed."""
+    search, ``"capped": true``). Each probe is printed; `run_fd` runs one (`fast_downward`'s
+    signature: a caller may keep its runs, so that an interrupted selection resumes)."""
     lo, hi = 0, len(tasks) - 1
     capped = None
     while lo <= hi:
         mid = (lo + hi) // 2 if lo > 0 or hi < len(tasks) - 1 else hi  # the largest task first
-        run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, time_limit)
+        run = run_fd(domain_dir / "domain.pddl", tasks[mid], search, time_limit)
         n = run["evaluations"] if run["solved"] else None
         name = str(tasks[mid].relative_to(domain_dir))
         took = "unsolved" if n is None else f"{n:,} evaluations in {run['seconds']:.1f} s"
@@ -202,7 +204,7 @@ def select(
             limit = time_limit
             if run["evaluations"] > evaluations[1]:  # the same task, stopped sooner
                 limit = time_limit * 0.8 * evaluations[1] / run["evaluations"]
-                run = fast_downward(domain_dir / "domain.pddl", tasks[mid], search, limit)
+                run = run_fd(domain_dir / "domain.pddl", tasks[mid], search, limit)
                 print(f"  probe {domain_dir.name}/{name}, {limit:.0f} s: {run['evaluations']:,}", flush=True)
             if run["out_of_time"] and evaluations[0] <= run["evaluations"] <= evaluations[1]:
                 entry = {"task": name, "fd_seconds": run["seconds"], "fd_evaluations": run["evaluations"]}
