@@ -56,10 +56,20 @@ def _number(pattern: str, log: str) -> float | None:
 
 def fast_downward(domain_file: Path, problem_file: Path, search: str, time_limit: float) -> dict:
     """Fast Downward's run: solved, out_of_time, evaluations, expansions, seconds (search time),
-    plan, rss_mb, base_mb."""
+    plan, rss_mb, base_mb; a task its translator does not ground within `time_limit` (wall clock,
+    some hard tasks take hours) is a run that did not search (``"translated": false``)."""
     with tempfile.TemporaryDirectory() as tmp:
         translate = [sys.executable, "-m", "fast_downward.translate", str(domain_file), str(problem_file)]
-        subprocess.run([*translate, "--sas-file", "output.sas"], cwd=tmp, check=True, capture_output=True)
+        try:
+            subprocess.run(
+                [*translate, "--sas-file", "output.sas"],
+                cwd=tmp,
+                check=True,
+                capture_output=True,
+                timeout=time_limit,
+            )
+        except subprocess.TimeoutExpired:
+            return {"translated": False, "solved": False, "out_of_time": False, "evaluations": None}
         log_file = Path(tmp) / "log"
         cpu_limit = int(time_limit) + 60  # a backstop: the search's max_time stops it first
         with open(Path(tmp) / "output.sas") as sas, open(log_file, "w") as log:
@@ -197,6 +207,8 @@ def select(
         took = "unsolved" if n is None else f"{n:,} evaluations in {run['seconds']:.1f} s"
         if run["out_of_time"]:
             took = f"out of time after {run['evaluations']:,} evaluations"
+        if not run.get("translated", True):
+            took = f"not grounded within {time_limit:.0f} s"
         print(f"  probe {domain_dir.name}/{name}: {took}", flush=True)
         if n is not None and evaluations[0] <= n <= evaluations[1]:
             return {"task": name, "fd_seconds": run["seconds"], "fd_evaluations": n}, run, False
