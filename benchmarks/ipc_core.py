@@ -3,6 +3,7 @@
     python benchmarks/ipc_core.py [--part grounding search coverage long] [--domains ...]
                                   [--coverage-limit 10000] [--time-limit 60]
                                   [--long-searches gbfs astar] [--reselect]
+                                  [--long-time-limit 300] [--long-journal PATH]
 
 Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) in the same run:
 
@@ -27,7 +28,8 @@ Four measurements, each against Fast Downward (the ``up-fast-downward`` wheel) i
   small; the Fast Downward run that lands in the range is the measurement); ``--reselect``
   chooses all again. Where no task is solved in the range, a task on which Fast Downward's search
   runs out of time after 1M-10M evaluations is used (*capped*: our search stops at Fast
-  Downward's evaluations, and the two are compared when both hold the same states).
+  Downward's evaluations, and the two are compared when both hold the same states). The probes
+  and rows are kept in ``--long-journal`` as they finish: an interrupted run resumes from them.
 - **coverage**: tasks of ``testing-easy`` solved by GBFS + hFF within ``--coverage-limit``
   evaluations (and ``--time-limit`` seconds), ours and Fast Downward's (solved when its
   ``eager_greedy([ff()])`` run needed at most that many evaluations), with the total evaluations
