@@ -20,7 +20,7 @@ from torch import Tensor
 from agents.errors import AgentError
 from agents.inputs import rows_by_problem
 from pddlgym_sl.data.dataset import LabelledSplit
-from pddlgym_sl.envs.encoders.nlm import NLMEncoder
+from pddlgym_sl.envs.encoders.nlm import NLMEncoder, schema_channels
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.task import CompiledTask
 
@@ -97,8 +97,7 @@ class NLMTrainingInputs:
         self.schema = Schema.from_domain_file(split.domain_file)
         objects = np.array([len(split.task(i).objects) for i in range(len(split.problems))])
         self._sizes = objects[split.problem_of]
-        # the encoder's channels: [true in the state, in the goal] per predicate of each arity
-        self._channels = {k: 2 * len(self.schema.by_arity[k]) for k in sorted(self.schema.by_arity)}
+        self._channels = schema_channels(self.schema)
         per_state = sum(objects.astype(np.int64) ** k * c for k, c in self._channels.items())
         counts = np.array([len(states) for states in split.states])
         self.encoded: list[dict[str, np.ndarray]] | None = None

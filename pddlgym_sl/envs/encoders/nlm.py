@@ -29,15 +29,19 @@ from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.successors import holds
 from pddlgym_sl.task import CompiledTask, State
 
-__all__ = ["NLMEncoder", "encode_batch", "nlm_space"]
+__all__ = ["NLMEncoder", "encode_batch", "nlm_space", "schema_channels"]
+
+
+def schema_channels(schema: Schema) -> dict[int, int]:
+    """Arity -> channels of that arity's tensor: per predicate, true in the state and in the goal."""
+    return {k: 2 * len(preds) for k, preds in schema.by_arity.items()}
 
 
 def nlm_space(schema: Schema, n_objects: int) -> spaces.Dict:
     """The observation space of ``nlm`` with `n_objects` object slots."""
     out: dict[str, spaces.Space] = {}
-    for k, preds in schema.by_arity.items():
-        shape = (n_objects,) * k + (2 * len(preds),)
-        out[f"arity{k}"] = spaces.Box(0, 1, shape=shape, dtype=np.int8)
+    for k, c in schema_channels(schema).items():
+        out[f"arity{k}"] = spaces.Box(0, 1, shape=(n_objects,) * k + (c,), dtype=np.int8)
     out["object_mask"] = spaces.Box(0, 1, shape=(n_objects,), dtype=np.int8)
     return spaces.Dict(out)
 
@@ -73,7 +77,7 @@ class NLMEncoder:
         self.n_facts = task.n_facts
         self.space = nlm_space(schema, n)
         self.keys = tuple(f"arity{k}" for k in schema.by_arity)
-        self._shapes = {f"arity{k}": (n,) * k + (2 * len(preds),) for k, preds in schema.by_arity.items()}
+        self._shapes = {f"arity{k}": (n,) * k + (c,) for k, c in schema_channels(schema).items()}
         self._mask = np.zeros(n, dtype=np.int8)
         self._mask[:n_real] = 1
 
