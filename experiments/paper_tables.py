@@ -1,0 +1,116 @@
+"""The paper's Tables 1-2 at scale (docs/paper.md): labels, the main cells' trainings and plans, report.
+
+    python experiments/paper_tables.py [--domains ...] [--models linear nlm hgn] [--jobs 2]
+        [--backend local|ray] [--address ADDR] [--labels-only] [--dry-run]
+
+Three stages, each a sequence of our own commands (so what it does is what they do), each
+resuming where it stopped; a rerun of this script skips what is finished:
+
+1. **labels** per domain: ``python -m pddlgym_sl.data.generate --domain D --split train``, then
+   ``--split val``, then ``--preset test-reduced`` (Table 1's test set here: the paper's test split
+   gives A* + LM-cut 30 minutes per problem and regenerates a failure up to 20 times, hundreds of
+   hours on 2 cores; test-reduced holds problems larger than training that it solves in minutes).
+2. **cells** (`CELLS`, the paper's main ones; an N run is also planned with ``--clip``), one
+   ``python -m agents.sweep`` per seed, model and cell over all domains, seeds outermost so that
+   seed 0 of every cell finishes before any seed 1; training steps and seeds per model from
+   `BUDGETS`; each run plans on all 100 ``plan`` problems (10,000 evaluations each), beside the
+   hFF baseline on the same problems.
+3. **report**: ``python -m agents.report OUT --out OUT/report`` (Tables 1 and 2 as markdown).
+
+Ctrl-C or SIGTERM stops the running command at once (its own handler says what it kept), and
+nothing outlives the script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from pddlgym_sl.parallel import child_env, interrupted, run_command, stop_on_signals
+
+ROOT = Path(__file__).resolve().parents[1]
+DOMAINS = ("ferry", "gripper", "visitall", "blocksworld")
+BUDGETS = {"linear": (10_000, 3), "nlm": (10_000, 3), "hgn": (3_000, 2)}
+"""Model -> (training steps, seeds): what two shared cores allow, against the paper's 40,000 x 5."""
+CELLS = {
+    "learn/hFF TN": ("learn", "hff", "tn"),
+    "fixed/hFF N": ("fixed", "hff", "n"),
+    "fixed/none N": ("fixed", "none", "n"),
+    "fixed/none TN": ("fixed", "none", "tn"),
+}
+"""The paper's main cells as (σ, residual, distribution); N runs are also planned with ``--clip``."""
+LABEL_STAGES = (["--split", "train"], ["--split", "val"], ["--preset", "test-reduced"])
+
+
+def run(cmd: list[str], dry_run: bool) -> None:
+    """One of our commands, dying with this script (`pddlgym_sl.parallel.run_command`)."""
+    print("+ python -m", " ".join(cmd), flush=True)
+    if dry_run:
+        return
+    status = run_command([sys.executable, "-m", *cmd], cwd=ROOT, env=child_env())
+    if status != 0:
+        raise subprocess.CalledProcessError(status, cmd)
+
+
+def parallel_flags(args: argparse.Namespace) -> list[str]:
+    if args.backend == "ray":
+        return ["--backend", "ray"] + (["--address", args.address] if args.address else [])
+    return ["--jobs", str(args.jobs)]
+
+
+def label_commands(args: argparse.Namespace) -> list[list[str]]:
+    """Per domain its train, val and test-reduced labels (`pddlgym_sl.data.generate` resumes)."""
+    common = ["--out", str(args.data), *parallel_flags(args), "--quiet"]
+    return [
+        ["pddlgym_sl.data.generate", "--domain", d, *stage, *common]
+        for d in args.domains
+        for stage in LABEL_STAGES
+    ]
+
+
+def cell_commands(args: argparse.Namespace) -> list[list[str]]:
+    """One `agents.sweep` per seed, model and cell, seeds outermost (it skips finished runs)."""
+    commands = []
+    for seed in range(max(BUDGETS[m][1] for m in args.models)):
+        for model in args.models:
+            steps, seeds = BUDGETS[model]
+            if seed >= seeds:
+                continue
+            for sigma, residual, dist in CELLS.values():
+                cmd = ["agents.sweep", "--domains", *args.domains, "--models", model, "--sigmas", sigma]
+                cmd += ["--residuals", residual, "--dists", dist, "--seeds", str(seed), "--steps", str(steps)]
+                cmd += ["--data", str(args.data), "--test-split", "test-reduced", "--split", "plan"]
+                cmd += ["--out", str(args.out), *parallel_flags(args), "--no-report", "--quiet"]
+                commands.append(cmd)
+    return commands
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
+    parser.add_argument("--models", nargs="+", default=list(BUDGETS), choices=list(BUDGETS))
+    parser.add_argument("--jobs", type=int, default=2, help="local processes at once (one thread each)")
+    parser.add_argument("--backend", default="local", choices=["local", "ray"])
+    parser.add_argument("--address", help="--backend ray: the cluster's address")
+    parser.add_argument("--data", type=Path, default=Path("data"))
+    parser.add_argument("--out", type=Path, default=Path("runs/paper-v2"))
+    parser.add_argument("--labels-only", action="store_true", help="stop after the labels")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    args = parser.parse_args()
+    args.data, args.out = (p if p.is_absolute() else ROOT / p for p in (args.data, args.out))
+    commands = label_commands(args)
+    if not args.labels_only:
+        commands += cell_commands(args)
+        commands.append(["agents.report", str(args.out), "--out", str(args.out / "report")])
+    try:
+        with stop_on_signals():
+            for cmd in commands:
+                run(cmd, args.dry_run)
+    except KeyboardInterrupt as exc:  # the running command is stopped already
+        interrupted(exc, f"finished labels are kept under {args.data}, runs under {args.out}", now=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""``experiments/paper_tables.py`` runs the paper's main cells with the stated budget, seeds
+outermost, through commands that our command lines accept."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from experiments import paper_tables as experiment
+
+
+def _args(tmp_path: Path, **kw) -> argparse.Namespace:
+    base = dict(domains=["ferry", "gripper"], models=["nlm", "hgn"], jobs=2, backend="local", address=None,
+                data=tmp_path / "data", out=tmp_path / "runs")  # fmt: skip
+    return argparse.Namespace(**{**base, **kw})
+
+
+def _flag(cmd: list[str], name: str) -> str:
+    return cmd[cmd.index(name) + 1]
+
+
+def test_labels_come_per_domain_as_train_val_and_test_reduced(tmp_path):
+    cmds = experiment.label_commands(_args(tmp_path))
+    assert [(_flag(c, "--domain"), c[3:5]) for c in cmds] == [
+        (d, stage) for d in ("ferry", "gripper") for stage in (["--split", "train"], ["--split", "val"],
+                                                                ["--preset", "test-reduced"])
+    ]  # fmt: skip
+    assert all(_flag(c, "--out") == str(tmp_path / "data") and _flag(c, "--jobs") == "2" for c in cmds)
+
+
+def test_every_cell_runs_with_its_models_budget_seed_zero_first(tmp_path):
+    cmds = experiment.cell_commands(_args(tmp_path))
+    seeds = [int(_flag(c, "--seeds")) for c in cmds]
+    assert seeds == sorted(seeds) and seeds.count(0) == 8 and seeds.count(1) == 8 and seeds.count(2) == 4
+    for c in cmds:
+        steps, n_seeds = experiment.BUDGETS[_flag(c, "--models")]
+        assert int(_flag(c, "--steps")) == steps and int(_flag(c, "--seeds")) < n_seeds
+        assert _flag(c, "--split") == "plan" and _flag(c, "--test-split") == "test-reduced"
+        assert "--problems" not in c  # all 100 plan problems
+    cells = {(_flag(c, "--sigmas"), _flag(c, "--residuals"), _flag(c, "--dists")) for c in cmds}
+    assert cells == set(experiment.CELLS.values())
+
+
+def test_ray_backend_is_passed_on(tmp_path):
+    cmd = experiment.cell_commands(_args(tmp_path, backend="ray", address="auto"))[0]
+    assert cmd[cmd.index("--backend") :][:4] == ["--backend", "ray", "--address", "auto"]
+    assert "--jobs" not in cmd
+
+
+def test_the_sweep_accepts_the_commands(tmp_path):
+    cmd = experiment.cell_commands(_args(tmp_path, models=["linear"]))[0]
+    cmd = [*cmd, "--dry-run"]
+    out = subprocess.run([sys.executable, "-m", *cmd], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "linear" in out.stdout and "ferry" in out.stdout
