@@ -17,6 +17,7 @@ resuming where it stopped; a rerun of this script skips what is finished:
    hFF baseline on the same problems.
 3. **report**: ``python -m agents.report OUT --out OUT/report`` (Tables 1 and 2 as markdown).
 
+A step that fails does not stop the others; the failed ones are listed at the end (exit status 1).
 Ctrl-C or SIGTERM stops the running command at once (its own handler says what it kept), and
 nothing outlives the script.
 """
@@ -24,7 +25,6 @@ nothing outlives the script.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -44,14 +44,12 @@ CELLS = {
 LABEL_STAGES = (["--split", "train"], ["--split", "val"], ["--preset", "test-reduced"])
 
 
-def run(cmd: list[str], dry_run: bool) -> None:
-    """One of our commands, dying with this script (`pddlgym_sl.parallel.run_command`)."""
+def run(cmd: list[str], dry_run: bool) -> int:
+    """One of our commands, dying with this script (`pddlgym_sl.parallel.run_command`); its status."""
     print("+ python -m", " ".join(cmd), flush=True)
     if dry_run:
-        return
-    status = run_command([sys.executable, "-m", *cmd], cwd=ROOT, env=child_env())
-    if status != 0:
-        raise subprocess.CalledProcessError(status, cmd)
+        return 0
+    return run_command([sys.executable, "-m", *cmd], cwd=ROOT, env=child_env())
 
 
 def parallel_flags(args: argparse.Namespace) -> list[str]:
@@ -104,12 +102,17 @@ def main() -> None:
     if not args.labels_only:
         commands += cell_commands(args)
         commands.append(["agents.report", str(args.out), "--out", str(args.out / "report")])
+    failed = []
     try:
         with stop_on_signals():
-            for cmd in commands:
-                run(cmd, args.dry_run)
+            for cmd in commands:  # a failed step does not stop the others (its log says why)
+                if run(cmd, args.dry_run) != 0:
+                    failed.append(cmd)
     except KeyboardInterrupt as exc:  # the running command is stopped already
         interrupted(exc, f"finished labels are kept under {args.data}, runs under {args.out}", now=True)
+    for cmd in failed:
+        print("failed: python -m", " ".join(cmd), file=sys.stderr)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

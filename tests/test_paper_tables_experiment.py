@@ -1,5 +1,5 @@
 """``experiments/paper_tables.py`` runs the paper's main cells with the stated budget, seeds
-outermost, through commands that our command lines accept."""
+outermost, through commands that our command lines accept, and goes on past a failed step."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from experiments import paper_tables as experiment
 
@@ -55,3 +57,21 @@ def test_the_sweep_accepts_the_commands(tmp_path):
     out = subprocess.run([sys.executable, "-m", *cmd], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "linear" in out.stdout and "ferry" in out.stdout
+
+
+def test_a_failed_step_does_not_stop_the_others(monkeypatch, tmp_path, capsys):
+    ran: list[list[str]] = []
+
+    def fake_run_command(cmd, cwd, env):
+        ran.append(cmd)
+        return 1 if len(ran) == 1 else 0
+
+    monkeypatch.setattr(experiment, "run_command", fake_run_command)
+    argv = ["paper_tables.py", "--domains", "ferry", "--labels-only", "--data", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        experiment.main()
+    assert stop.value.code == 1 and len(ran) == 3
+    assert (
+        "failed: python -m pddlgym_sl.data.generate --domain ferry --split train" in capsys.readouterr().err
+    )
