@@ -4,7 +4,7 @@
                                       [--run RUN_DIR] [--threads 2] [--sizes 5 10 20 30 40 50 60]
                                       [--lockstep 4] [--repeats 2] [--nlm-evaluations 1000]
                                       [--models nlm hgn mlp] [--gripper 4] [--gripper-run RUN_DIR]
-                                      [--parts core nlm gripper]
+                                      [--parts core nlm gripper] [--device cpu]
 
 Part ``core``: for each domain, mid-size generated problems (seeds 1..N) are solved with our GBFS
 + hFF (compiled kernels) and with pyperplan's greedy best-first search + its hFF (pure Python).
@@ -29,6 +29,10 @@ that bound alone (its rate caps the learned heuristic's, which computes it for e
 Part ``gripper``: the same on ``--gripper`` problems of gripper's ``plan`` split (20 to 100 balls,
 evenly spread), with an untrained gripper NLM or the one of ``--gripper-run``.
 
+``--device cuda`` (or ``auto``) runs the learned models' forward passes there (PyTorch's generic
+path; the bounds and hFF stay on the CPU threads): the rates of a GPU machine, to set beside the
+CPU ones of the same run with ``--device cpu`` on the same machine.
+
 The machine's load average is printed before and after: on a shared machine the rates measure
 the neighbours too.
 """
@@ -48,6 +52,7 @@ from pyperplan.search.a_star import greedy_best_first_search
 from pyperplan_reference import pyperplan_task
 
 import domains
+from agents.devices import resolve_device
 from agents.heads import make_head
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from agents.lockstep import lockstep_gbfs
@@ -115,7 +120,9 @@ def main() -> None:
     parser.add_argument("--gripper-run", type=Path, default=None, help="trained gripper NLM run")
     parts = ["core", "nlm", "gripper"]
     parser.add_argument("--parts", nargs="+", default=parts, choices=parts)
+    parser.add_argument("--device", default="cpu", help="the learned models' forward passes: cpu, cuda, auto")
     args = parser.parse_args()
+    args.device = resolve_device(args.device)
     torch.set_num_threads(args.threads)
     print(f"load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -151,7 +158,13 @@ def core_rates(args: argparse.Namespace, tmp: Path) -> None:
         print(f"{name:<12} {label:<28} {rates}  {outcome}", flush=True)
 
 
-def untrained(model: str, domain: str, tasks: list[CompiledTask], bound: str = "lmcut") -> TrainedModel:
+def untrained(
+    model: str,
+    domain: str,
+    tasks: list[CompiledTask],
+    bound: str = "lmcut",
+    device: torch.device | None = None,
+) -> TrainedModel:
     """A freshly initialised (seeded) model of ``domain`` with the paper's TN head (learned sigma,
     hFF residual, LM-cut bound unless ``bound`` says otherwise)."""
     head = make_head("tn", sigma="learn", residual="hff", bound=bound)
@@ -163,15 +176,22 @@ def untrained(model: str, domain: str, tasks: list[CompiledTask], bound: str = "
     else:
         config = {}
     torch.manual_seed(0)
-    network = make_model(model, n_outputs=head.n_outputs, **config).eval()
+    network = make_model(model, n_outputs=head.n_outputs, **config).eval().to(device or "cpu")
     return TrainedModel(network, head, model, domain, None)
 
 
 def model_for(
-    model: str, domain: str, run: Path | None, tasks: list[CompiledTask], bound: str = "lmcut"
+    model: str,
+    domain: str,
+    run: Path | None,
+    tasks: list[CompiledTask],
+    bound: str = "lmcut",
+    device: torch.device | None = None,
 ) -> TrainedModel:
-    """The model of ``run`` (a fresh copy: an empty memo), or an untrained one."""
-    return TrainedModel.load(run) if run is not None else untrained(model, domain, tasks, bound)
+    """The model of ``run`` (a fresh copy: an empty memo), or an untrained one, on ``device``."""
+    if run is not None:
+        return TrainedModel.load(run, device=device or "cpu")
+    return untrained(model, domain, tasks, bound, device)
 
 
 def one_at_a_time(make, tasks: list[CompiledTask], budget: int) -> tuple[float, int]:
@@ -180,7 +200,8 @@ def one_at_a_time(make, tasks: list[CompiledTask], budget: int) -> tuple[float, 
     trained = make()
     evaluations = seconds = 0.0
     for task in tasks:
-        result = gbfs(task, LearnedHeuristic(trained, task), max_evaluations=budget)
+        heuristic = LearnedHeuristic(trained, task, device=_device(trained))
+        result = gbfs(task, heuristic, max_evaluations=budget)
         evaluations, seconds = evaluations + result.evaluations, seconds + result.seconds
     return evaluations / seconds, int(evaluations)
 
@@ -189,11 +210,15 @@ def together(make, tasks: list[CompiledTask], budget: int) -> tuple[float, int]:
     """Evaluations per second of the same searches advanced in lockstep (all of them at once):
     their evaluations over the wall time."""
     trained = make()
-    heuristics = [LearnedHeuristic(trained, t) for t in tasks]
+    heuristics = [LearnedHeuristic(trained, t, device=_device(trained)) for t in tasks]
     start = time.perf_counter()
     results = lockstep_gbfs(tasks, heuristics, width=len(tasks), max_evaluations=budget)
     evaluations = sum(r.evaluations for r in results)
     return evaluations / (time.perf_counter() - start), evaluations
+
+
+def _device(trained: TrainedModel) -> torch.device:
+    return next(trained.model.parameters()).device
 
 
 def symbolic_rate(name: str, tasks: list[CompiledTask], budget: int) -> float:
@@ -208,8 +233,9 @@ def symbolic_rate(name: str, tasks: list[CompiledTask], budget: int) -> float:
 
 def compare(label: str, model: str, domain: str, run: Path | None, tasks, args) -> None:
     """One row: GBFS + the model one search at a time and in lockstep, beside GBFS + hFF."""
-    make = lambda: model_for(model, domain, run, tasks, args.bound)  # noqa: E731
-    gbfs(tasks[0], LearnedHeuristic(make(), tasks[0]), max_evaluations=30)  # warm-up (JIT)
+    make = lambda: model_for(model, domain, run, tasks, args.bound, args.device)  # noqa: E731
+    warm = make()
+    gbfs(tasks[0], LearnedHeuristic(warm, tasks[0], device=args.device), max_evaluations=30)  # warm-up (JIT)
     one = lock = 0.0
     for _ in range(args.repeats):  # alternating, best of each: the slower runs measure the neighbours
         rate, evaluations = one_at_a_time(make, tasks, args.nlm_evaluations)
@@ -229,8 +255,8 @@ def compare(label: str, model: str, domain: str, run: Path | None, tasks, args) 
 
 def header(title: str, args: argparse.Namespace) -> None:
     print(
-        f"\n{title}, {args.threads} threads, {args.nlm_evaluations} evaluations per learned search, "
-        f"best of {args.repeats}"
+        f"\n{title}, {args.threads} threads, forward passes on {args.device}, "
+        f"{args.nlm_evaluations} evaluations per learned search, best of {args.repeats}"
     )
     print(
         f"{'problems':<22} {'model':<5} {'objects':>9} {'one eval/s':>10} {'lockstep eval/s':>13} "
