@@ -423,7 +423,8 @@ def state_tables(
     var_table = np.empty((len(var_none), 3), dtype=np.uint32)
     var_table[:, 0] = var_facts_ptr[:-1]
     var_table[:, 1] = var_facts_ptr[1:]
-    var_table[:, 2] = np.where(var_none >= 0, var_none, NO_PROP)
+    # int64 first: NumPy 2.5 refuses to mix an int32 array with NO_PROP (out of int32 range)
+    var_table[:, 2] = np.where(var_none >= 0, var_none.astype(np.int64), NO_PROP)
     fact_table = np.empty((len(var_facts_idx), 2), dtype=np.uint32)
     fact_table[:, 0] = var_facts_idx
     fact_table[:, 1] = fact_prop[var_facts_idx]

@@ -12,6 +12,7 @@ import pytest
 
 from pddlgym_sl import State, load_task
 from pddlgym_sl.errors import PDDLError, PlanError
+from pddlgym_sl.task import NO_PROP, state_tables
 from tests.problems import DOMAINS, FERRY_3_2, GRIPPER_2, pyperplan_task
 
 PLAN_3_2 = [
@@ -55,6 +56,17 @@ def test_compiled_arrays_describe_the_ferry_task(ferry_task):
         "on": 1,
     }
     assert t.objects == ("c0", "c1", "l0", "l1", "l2")
+
+
+def test_state_tables_mark_variables_without_a_none_value():
+    """The layout's tables are unsigned; a variable without a "none of those" value (-1 in the int32
+    ``var_none``) gets NO_PROP (NumPy 2.5 refused the int32/NO_PROP mix: every task failed to load)."""
+    ptr = np.array([0, 2, 5], dtype=np.int32)
+    idx = np.array([1, 0, 4, 2, 3], dtype=np.int32)
+    tables = state_tables(ptr, idx, np.array([-1, 7], dtype=np.int32), np.arange(10, 15, dtype=np.int32))
+    assert tables["var_table"].dtype == np.uint32
+    assert tables["var_table"].tolist() == [[0, 2, NO_PROP], [2, 5, 7]]
+    assert tables["fact_table"].tolist() == [[1, 11], [0, 10], [4, 14], [2, 12], [3, 13]]
 
 
 def test_actions_that_change_nothing_are_dropped(gripper_task):
