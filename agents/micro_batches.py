@@ -10,6 +10,12 @@ and refuses, naming the state's size and the limit, when not even one state fits
 sums the chunks' gradients (the loss of a row does not depend on the other rows for the NLL), so
 the step is the whole batch's, to rounding. Models that do not say what a state costs (WL, the
 linear model, the MLP, STRIPS-HGN: memory linear in the state's size) are never split.
+
+On a CUDA device the budget is the device's memory (`device_budget`: what the driver has free
+and PyTorch's allocator holds unused), not the host's: the NLM's arity-3 tensors at the paper's
+plan sizes (100 objects, about 200 MB a state) asked for 35 GiB in one product on an 80 GB H100
+when a lockstep round of 190 states went in whole. Other accelerators say nothing of their free
+memory; their batches are not split.
 """
 
 from __future__ import annotations
@@ -17,12 +23,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import torch
 from torch import nn
 
 from agents.errors import AgentError
 from pddlgym_sl.memory import SLACK_BYTES, memory_limit_bytes, rss_bytes
 
-__all__ = ["MemoryBudgetError", "evaluation_chunks", "fitting_chunks", "memory_budget", "state_cost"]
+__all__ = [
+    "MemoryBudgetError",
+    "device_budget",
+    "evaluation_chunks",
+    "fitting_chunks",
+    "memory_budget",
+    "state_cost",
+]
 
 
 class MemoryBudgetError(AgentError):
@@ -31,16 +45,27 @@ class MemoryBudgetError(AgentError):
 
 def state_cost(model: nn.Module) -> Callable[[int], int] | None:
     """The model's bytes per state of ``n`` objects in a forward and backward pass, or None when
-    it does not say or runs on an accelerator (its batches are then never split: a GPU out of
-    memory raises an error, where the host's kernel would kill the process)."""
-    on_cpu = all(p.device.type == "cpu" for p in model.parameters())
-    return getattr(model, "state_bytes", None) if on_cpu else None
+    it does not say or runs on an accelerator other than CUDA (no free-memory figure to cut by)."""
+    devices = {p.device.type for p in model.parameters()}
+    return getattr(model, "state_bytes", None) if devices <= {"cpu", "cuda"} else None
 
 
-def memory_budget(memory_limit_mb: float | None) -> int:
-    """Bytes a forward pass may add: the limit (`pddlgym_sl.memory.memory_limit_bytes`; None: three
-    quarters of what this process may use) less what the process holds now and a slack."""
+def memory_budget(memory_limit_mb: float | None, device: torch.device | str = "cpu") -> int:
+    """Bytes a forward pass on ``device`` may add. The host: the limit
+    (`pddlgym_sl.memory.memory_limit_bytes`; None: three quarters of what this process may use)
+    less what the process holds now and a slack. A CUDA device: `device_budget`."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return device_budget(device)
     return max(0, memory_limit_bytes(memory_limit_mb) - rss_bytes() - SLACK_BYTES)
+
+
+def device_budget(device: torch.device) -> int:
+    """Bytes a forward pass may add on a CUDA device: the driver's free memory and what PyTorch's
+    caching allocator holds unused, less a slack (the allocator's rounding, cuBLAS's workspace)."""
+    free, _ = torch.cuda.mem_get_info(device)
+    cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    return max(0, free + cached - 2 * SLACK_BYTES)
 
 
 def fitting_chunks(
@@ -82,6 +107,7 @@ def evaluation_chunks(
 ) -> list[np.ndarray]:
     """``rows`` in runs of at most `batch_size` for gradient-free forward passes (validation,
     test metrics), each cut further to fit the default memory budget (`fitting_chunks`)."""
-    cost, budget = state_cost(model), memory_budget(None)
+    cost = state_cost(model)
+    budget = memory_budget(None, next(model.parameters()).device) if cost is not None else 0
     runs = [rows[start : start + batch_size] for start in range(0, len(rows), batch_size)]
     return [chunk for run in runs for chunk in fitting_chunks(run, sizes, cost, budget)]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.micro_batches import MemoryBudgetError, fitting_chunks
+from agents.micro_batches import MemoryBudgetError, fitting_chunks, memory_budget, state_cost
 from agents.models import make_model
 from agents.training.configs import SupervisedConfig
 from agents.training.supervised import Trainer
@@ -34,6 +34,53 @@ def test_a_state_that_alone_does_not_fit_is_a_clear_error():
     message = r"9 objects needs about 11 MB .* 8 MB .*\(--memory-limit MB\)"
     with pytest.raises(MemoryBudgetError, match=message):
         fitting_chunks(np.array([0, 1]), np.array([3, 9]), cubic, cubic(8))
+
+
+def test_a_cuda_budget_is_the_devices_free_memory(monkeypatch):
+    """On CUDA the budget is the device's free memory and what PyTorch's allocator holds unused (the
+    host's limit does not bound GPU memory), less the slack; other accelerators have no budget."""
+    from pddlgym_sl.memory import SLACK_BYTES
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (10 << 30, 80 << 30))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device: 3 << 30)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device: 1 << 30)
+    assert memory_budget(None, "cuda:0") == (12 << 30) - 2 * SLACK_BYTES
+    assert memory_budget(64.0) == 0  # the host: a 64 MB limit leaves nothing to this process
+    model = make_model(name="nlm", in_channels={1: 4, 2: 10}, n_outputs=2)
+    assert state_cost(model) == model.state_bytes
+    assert state_cost(model.to("meta")) is None
+
+
+def test_a_gradient_free_nlm_pass_outside_the_compiled_plan_is_cut_to_fit(monkeypatch):
+    """The NLM's generic forward (what runs on CUDA) cuts a search batch that does not fit the
+    device's memory into runs of rows: the same outputs, in order, and a clear error when one
+    state alone does not fit."""
+    import agents.models.nlm.network as network
+
+    torch.manual_seed(0)
+    model = make_model(name="nlm", in_channels={0: 2, 1: 4, 2: 6}, n_outputs=2).eval()
+    model.fused = False  # PyTorch's operations, as on CUDA
+    n, states = 7, 11
+    x = {
+        f"arity{k}": (torch.rand((states, *([n] * k), c)) < 0.3).float() for k, c in model.in_channels.items()
+    }
+    x["object_mask"] = torch.ones(states, n, dtype=torch.bool)
+    x["object_mask"][3, 5:] = False  # a smaller problem in the padded batch
+    with torch.inference_mode():
+        whole = model(x)
+        monkeypatch.setattr(network, "SLACK_BYTES", 0)
+        monkeypatch.setattr(network, "memory_budget", lambda limit, device: 3 * model.state_bytes(n))
+        calls = []
+        layers = model._layers_forward
+        monkeypatch.setattr(
+            model, "_layers_forward", lambda *a: calls.append(len(a[0]["object_mask"])) or layers(*a)
+        )
+        parts = model(x)
+        assert calls == [3, 3, 3, 2]
+        torch.testing.assert_close(parts, whole, rtol=1e-6, atol=1e-6)
+        monkeypatch.setattr(network, "memory_budget", lambda limit, device: model.state_bytes(n) - 1)
+        with pytest.raises(MemoryBudgetError, match="7 objects needs"):
+            model(x)
 
 
 MEASURE = """
@@ -96,7 +143,7 @@ def test_a_step_in_parts_equals_the_whole_batch(tiny_dataset, tmp_path, monkeypa
     stats_whole = whole.train_step()
     parts = _trainer(tiny_dataset, tmp_path, "parts")
     budget = 5 * parts.model.state_bytes(int(parts.inputs["train"].sizes().max()))
-    monkeypatch.setattr(supervised, "memory_budget", lambda limit: budget)
+    monkeypatch.setattr(supervised, "memory_budget", lambda limit, device="cpu": budget)
     calls = []
     forward = parts.model.forward
     monkeypatch.setattr(parts.model, "forward", lambda x: calls.append(1) or forward(x))
@@ -119,7 +166,7 @@ def test_the_ranking_loss_refuses_a_batch_that_does_not_fit(tiny_dataset, tmp_pa
     rows = trainer.sampler.batch(0)
     assert len(rows) > 1
     budget = trainer.model.state_bytes(int(trainer.inputs["train"].sizes()[rows].max()))  # one state fits
-    monkeypatch.setattr(supervised, "memory_budget", lambda limit: budget)
+    monkeypatch.setattr(supervised, "memory_budget", lambda limit, device="cpu": budget)
     with pytest.raises(MemoryBudgetError, match="--loss rank needs the whole batch"):
         trainer.train_step()
 

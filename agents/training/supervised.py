@@ -183,7 +183,7 @@ class Trainer:
         (noise states beside the batch) need the whole batch at once."""
         rows = self.sampler.batch(self.step)
         cost = state_cost(self.model)
-        budget = memory_budget(self.config.memory_limit) if cost is not None else 0
+        budget = memory_budget(self.config.memory_limit, self.device) if cost is not None else 0
         chunks = fitting_chunks(rows, self.inputs["train"].sizes(), cost, budget, what="a training state")
         if len(chunks) > 1 and (self.noise is not None or not isinstance(self.loss, NLLLoss)):
             raise MemoryBudgetError(
