@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The CUDA check of the learned heuristics (issue 26), one short script for a GPU machine:
+#   bash benchmarks/cuda_check.sh FERRY_NLM_RUN GRIPPER_NLM_RUN [OUT_DIR]
+# 1. the CUDA tests (lockstep on CUDA node for node the searches alone; --device auto);
+# 2. GBFS + NLM rates at 100 objects (ferry 50/50, 8 searches; 4 gripper `plan` problems) with the
+#    forward passes on the GPU, then the same untrained model with the hmax bound on GPU and CPU
+#    (the CPU row is this machine's baseline, same run);
+# 3. agents.evaluate --device cuda --lockstep 8 end to end on 8 gripper `plan` problems.
+# Each step has its own time limit, so that one that hangs leaves the rest their time; the log
+# goes to OUT_DIR/cuda_check.log (default: the current directory).
+set -u
+ferry_run=$1 gripper_run=$2 out=${3:-.}
+export PYTHONUNBUFFERED=1
+step() { echo "== $* ($(date +%T))"; }
+{
+  step machine
+  nvidia-smi -L
+  python -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'cuda', torch.cuda.is_available())"
+  step tests
+  timeout 150 python -m pytest -q -p no:cacheprovider tests/test_lockstep.py tests/test_devices.py -k "cuda or auto" -rs
+  step "trained NLMs (LM-cut bound), forward passes on cuda"
+  timeout 200 python benchmarks/search_speed.py --parts nlm gripper --sizes 50 --lockstep 8 \
+    --nlm-evaluations 500 --repeats 1 --device cuda --run "$ferry_run" --gripper 4 --gripper-run "$gripper_run"
+  for device in cuda cpu; do
+    step "untrained NLM (hmax bound), forward passes on $device"
+    timeout 150 python benchmarks/search_speed.py --parts nlm --sizes 50 --lockstep 8 \
+      --nlm-evaluations 500 --repeats 1 --bound hmax --device $device
+  done
+  step "agents.evaluate --device cuda --lockstep 8"
+  timeout 120 python -m agents.evaluate --run "$gripper_run" --split plan --problems 8 --limit 300 \
+    --lockstep 8 --device cuda
+  step done
+} 2>&1 | tee "$out/cuda_check.log"
