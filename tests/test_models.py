@@ -12,7 +12,7 @@ from agents.models import MODELS, NLM, STRIPSHGN, HypergraphData, LinearRegressi
 from agents.models.nlm import masked_exists_forall, reference_nlm
 from agents.models.nlm.fast.arity3_block import Block3
 from agents.models.nlm.inputs import nlm_batch, nlm_channels
-from agents.models.strips_hgn.hypergraph import hypergraph_batch, hypergraph_data, state_fact_matrix
+from agents.models.strips_hgn.hypergraph import hypergraph_data, state_fact_matrix, task_states
 from pddlgym_sl import load_task
 from pddlgym_sl.task import CompiledTask, parse_atom
 from tests.problems import DOMAINS
@@ -486,24 +486,6 @@ def test_state_forms_agree(ferry_task):
     assert np.array_equal(state_fact_matrix(ferry_task, [s.fact_indices() for s in states]), ref)
 
 
-def test_hypergraph_batch_fast_path_equals_collate(ferry_task):
-    states = some_states(ferry_task, 3)
-    fast = hypergraph_batch(ferry_task, states)
-    slow = Batch.from_data_list(hypergraph_data(ferry_task, states))
-    for key in (
-        "x",
-        "edge_attr",
-        "u",
-        "pre_fact",
-        "pre_edge",
-        "add_fact",
-        "add_edge",
-        "num_hyperedges",
-        "batch",
-    ):
-        assert torch.equal(fast[key], slow[key]), key
-
-
 def test_hgn_batch_equals_single_graphs(ferry_task, gripper_task):
     torch.manual_seed(0)
     model = STRIPSHGN(n_outputs=2).double()
@@ -513,19 +495,39 @@ def test_hgn_batch_equals_single_graphs(ferry_task, gripper_task):
     assert out.shape == (3, 2)
     alone = torch.cat([model(g) for g in graphs])
     torch.testing.assert_close(out, alone, rtol=0, atol=1e-10)
-    fast = model(hypergraph_batch(ferry_task, some_states(ferry_task, 2), dtype=torch.float64))
-    torch.testing.assert_close(fast, out[:2], rtol=0, atol=1e-10)
+
+
+def test_hgn_on_one_tasks_states_equals_the_general_forward(ferry_task, gripper_task):
+    """The search's fact-major forward (`TaskStates`: sparse incidence products, split first
+    maps) computes the general forward's function on every state of a batch, in float64 to
+    1e-10 and in float32 to rounding; states of one task in any number, the one-state batch too."""
+    torch.manual_seed(0)
+    model = STRIPSHGN(n_outputs=2)
+    for task in (ferry_task, gripper_task):
+        for n in (1, 4):
+            states = some_states(task, n)
+            words = task.states_to_array(states)
+            general = model(Batch.from_data_list(hypergraph_data(task, states)))
+            torch.testing.assert_close(model(task_states(task, words)), general, rtol=1e-5, atol=1e-6)
+    model = model.double()
+    states = some_states(ferry_task, 3)
+    general = model(Batch.from_data_list(hypergraph_data(ferry_task, states, dtype=torch.float64)))
+    fact_major = model(task_states(ferry_task, ferry_task.states_to_array(states)))
+    torch.testing.assert_close(fact_major, general, rtol=0, atol=1e-10)
+    assert task_states(ferry_task, states).add_af is task_states(ferry_task, states).add_af  # built once
 
 
 def test_hgn_gradients_and_state_dependence(ferry_task):
     torch.manual_seed(1)
     model = STRIPSHGN(n_outputs=1)
-    batch = hypergraph_batch(ferry_task, some_states(ferry_task, 4))
-    out = model(batch)
-    assert out[:, 0].unique().numel() > 1  # different states, different outputs
-    out.sum().backward()
-    for name, p in model.named_parameters():
-        assert p.grad is not None and p.grad.abs().sum() > 0, name
+    states = some_states(ferry_task, 4)
+    for batch in (Batch.from_data_list(hypergraph_data(ferry_task, states)), task_states(ferry_task, states)):
+        model.zero_grad()
+        out = model(batch)
+        assert out[:, 0].unique().numel() > 1  # different states, different outputs
+        out.sum().backward()
+        for name, p in model.named_parameters():
+            assert p.grad is not None and p.grad.abs().sum() > 0, name
     assert 10_000 < sum(p.numel() for p in model.parameters()) < 100_000
 
 

@@ -1,8 +1,9 @@
 """STRIPS-HGN input: the delete-relaxation hypergraph of a `CompiledTask`, one graph per state.
 
-`hypergraph_data` / `hypergraph_batch` give the hypergraph with per-state fact features; the
+`hypergraph_data` gives the hypergraph with per-state fact features (for training); the
 static structure (incidences, action features, global features) is built once per task and shared
-by every state's graph.
+by every state's graph. `task_states` gives the search's batches (states of one task) in the
+form of `agents.models.strips_hgn.task_states`, its static part built once per task and device.
 
 States are given as `State` objects, as a 2-D ``uint64`` array of packed states (one row per
 state, `CompiledTask.states_to_array`), or as sequences of true fact indices.
@@ -10,6 +11,7 @@ state, `CompiledTask.states_to_array`), or as sequences of true fact indices.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,9 +21,10 @@ import torch
 from torch import Tensor
 
 from agents.models.strips_hgn.data import HypergraphData
+from agents.models.strips_hgn.task_states import TaskStates, incidence_matrices
 from pddlgym_sl.task import CompiledTask, State
 
-__all__ = ["hypergraph_batch", "hypergraph_data", "state_fact_matrix"]
+__all__ = ["hypergraph_data", "state_fact_matrix", "task_states"]
 
 StatesLike = Sequence[State] | Sequence[Sequence[int]] | np.ndarray
 
@@ -110,32 +113,28 @@ def hypergraph_data(
     ]
 
 
-def hypergraph_batch(
-    task: CompiledTask, states: StatesLike, dtype: torch.dtype = torch.float32
-) -> HypergraphData:
-    """The states of one task as one batched `HypergraphData` (the search hot path).
+_TASK_STATES: weakref.WeakKeyDictionary[CompiledTask, dict[torch.device, TaskStates]] = (
+    weakref.WeakKeyDictionary()
+)
 
-    Same content as ``Batch.from_data_list(hypergraph_data(task, states))`` (``x``,
-    ``edge_attr``, ``u``, the shifted incidences, ``num_hyperedges`` as a ``[B]`` tensor and the
-    node-to-graph vector ``batch``), built by tiling instead of collating.
-    """
-    hg = _static(task, dtype)
-    x = _node_features(hg, state_fact_matrix(task, states), dtype)
-    b, f, a = x.shape[0], task.n_facts, task.n_actions
-    offsets = torch.arange(b)
 
-    def tile(idx: Tensor, size: int) -> Tensor:
-        return (idx.unsqueeze(0) + size * offsets.unsqueeze(1)).reshape(-1)
-
-    return HypergraphData(
-        x=x.reshape(b * f, 2),
-        edge_attr=hg.edge_attr.repeat(b, 1),
-        u=hg.u.repeat(b, 1),
-        pre_fact=tile(hg.pre_fact, f),
-        pre_edge=tile(hg.pre_edge, a),
-        add_fact=tile(hg.add_fact, f),
-        add_edge=tile(hg.add_edge, a),
-        num_hyperedges=torch.full((b,), a, dtype=torch.long),
-        batch=offsets.repeat_interleave(f),
-        num_nodes=b * f,
-    )
+def task_states(task: CompiledTask, states: StatesLike, device: torch.device | str = "cpu") -> TaskStates:
+    """The states of one task as a `TaskStates` batch on ``device`` (the search hot path of
+    STRIPS-HGN; the incidence matrices and features are built once per task and device)."""
+    device = torch.device(device)
+    per_task = _TASK_STATES.setdefault(task, {})
+    template = per_task.get(device)
+    if template is None:
+        hg = _static(task, torch.float32)
+        sparse = incidence_matrices(
+            hg.pre_fact, hg.pre_edge, hg.add_fact, hg.add_edge, task.n_facts, task.n_actions
+        )
+        template = per_task[device] = TaskStates(
+            torch.zeros(0, task.n_facts, dtype=torch.bool, device=device),
+            hg.goal.to(device),
+            hg.edge_attr.to(device),
+            hg.u.to(device),
+            *(m.to(device) for m in sparse),
+        )
+    in_state = torch.from_numpy(state_fact_matrix(task, states)).to(device)
+    return dataclasses.replace(template, in_state=in_state)

@@ -9,8 +9,8 @@ import torch
 from torch_geometric.data import Batch
 
 from agents.inputs import rows_by_problem
-from agents.models.strips_hgn.data import HypergraphData
-from agents.models.strips_hgn.hypergraph import hypergraph_batch, hypergraph_data
+from agents.models.strips_hgn.hypergraph import hypergraph_data, task_states
+from agents.models.strips_hgn.task_states import TaskStates
 from pddlgym_sl.data.dataset import LabelledSplit
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.task import CompiledTask
@@ -41,11 +41,11 @@ class HypergraphTrainingInputs:
 
 
 class HypergraphSearchInputs:
-    """`agents.inputs.SearchInputs` of STRIPS-HGN: one task's states as one tiled hypergraph batch
-    (``schema`` is not needed)."""
+    """`agents.inputs.SearchInputs` of STRIPS-HGN: one task's states as a `TaskStates` batch (the
+    fact-major forward of `agents.models.strips_hgn.task_states`; ``schema`` is not needed)."""
 
     def __init__(self, task: CompiledTask, device: torch.device, schema: Schema | None = None) -> None:
         self.task, self.device = task, device
 
-    def __call__(self, states: np.ndarray) -> HypergraphData:
-        return hypergraph_batch(self.task, states).to(self.device)
+    def __call__(self, states: np.ndarray) -> TaskStates:
+        return task_states(self.task, states, self.device)

@@ -37,6 +37,7 @@ from torch_geometric.utils import scatter
 
 from agents.errors import AgentError
 from agents.models.strips_hgn.data import HypergraphData
+from agents.models.strips_hgn.task_states import TaskStates, forward_task_states
 
 __all__ = ["STRIPSHGN", "HypergraphNetworkBlock"]
 
@@ -120,7 +121,8 @@ class STRIPSHGN(nn.Module):
         steps: message-passing (recursion) steps.
 
     Shapes:
-        - input: `HypergraphData` or a torch-geometric batch of them, with ``x [n_facts, node_in]``,
+        - input: `HypergraphData` or a torch-geometric batch of them (or a `TaskStates` batch of one
+          task's states, `agents.models.strips_hgn.task_states`), with ``x [n_facts, node_in]``,
           ``edge_attr [n_actions, edge_in]``, ``u [n_graphs, global_in]``, the incidence vectors,
           ``num_hyperedges`` (int or ``[n_graphs]``) and ``batch`` (``[n_facts]``, or None for one graph).
         - output: ``[n_graphs, n_outputs]``.
@@ -149,7 +151,9 @@ class STRIPSHGN(nn.Module):
     def reset_parameters(self) -> None:
         _reset(self)
 
-    def forward(self, data: HypergraphData) -> Tensor:
+    def forward(self, data: HypergraphData | TaskStates) -> Tensor:
+        if isinstance(data, TaskStates):  # states of one task (search): the fact-major forward
+            return forward_task_states(self, data)
         dtype = self.output.weight.dtype
         x, e0, u0 = data.x.to(dtype), data.edge_attr.to(dtype), data.u.to(dtype)
         n_graphs = u0.shape[0]

@@ -1,0 +1,133 @@
+r"""STRIPS-HGN on several states of one task: the search's batches, fact-major, by sparse products.
+
+A search evaluates the successors of one expansion: states of one task, whose hypergraphs share
+every incidence and every action and global feature; only the facts' ``in state`` bits differ.
+The general forward (`agents.models.strips_hgn.network.STRIPSHGN` on a `HypergraphData` batch)
+tiles the incidences once per state and gathers and scatters rows of latents per incidence,
+which on CPU took about 70% of a search's time (ferry 30/30: ``aten::index``, ``cat`` and
+``scatter_add_``). `forward_task_states` computes the same function (to float rounding: its sums
+run in another order) on a `TaskStates` batch with the latents laid out ``[facts, states, hidden]``
+(or ``[actions, states, hidden]``), so that
+
+* an incidence sum is one product of the task's static incidence matrix (sparse, ``[A, F]``) with
+  the ``[F, B * H]`` latents: ``Σ_{f ∈ add(a)} x_f`` for every state at once;
+* the first linear map of each update is split by the blocks of its input (``W [x ‖ y] = W_x x +
+  W_y y``), so that nothing is concatenated, the parts that no step changes (the encoders'
+  outputs: ``e⁰`` is the same for every state, ``v⁰`` the same in every step) are mapped once
+  per call, and the hyperedge update maps facts' latents before summing them onto actions
+  (``Σ_f W x_f = W Σ_f x_f``; there are fewer facts than incidences).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+__all__ = ["TaskStates", "forward_task_states", "incidence_matrices"]
+
+
+@dataclass(frozen=True)
+class TaskStates:
+    """Several states of one task for `STRIPSHGN`: the task's shared hypergraph (built once per
+    task and device, `agents.models.strips_hgn.hypergraph`) and the facts of each state.
+
+    Attributes:
+        in_state: ``[B, F]`` bool, which facts hold in each state.
+        goal: ``[F]`` bool, the goal's facts.
+        edge_attr: ``[A, 3]`` action features (cost, |pre|, |add|).
+        u: ``[1, 2]`` global features.
+        add_af, pre_af: ``[A, F]`` sparse incidence matrices (1 where fact f is an add effect,
+            resp. a precondition, of action a); add_fa: ``[F, A]``, add_af's transpose.
+    """
+
+    in_state: Tensor
+    goal: Tensor
+    edge_attr: Tensor
+    u: Tensor
+    add_af: Tensor
+    pre_af: Tensor
+    add_fa: Tensor
+
+    def __len__(self) -> int:
+        return int(self.in_state.shape[0])
+
+
+def incidence_matrices(
+    facts_pre: Tensor, edges_pre: Tensor, facts_add: Tensor, edges_add: Tensor, n_facts: int, n_actions: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The sparse (coalesced COO) ``add_af [A, F]``, ``pre_af [A, F]`` and ``add_fa [F, A]`` of a
+    task's incidence lists (one entry per (fact, action) pair, as in `HypergraphData`)."""
+
+    def matrix(rows: Tensor, cols: Tensor, shape: tuple[int, int]) -> Tensor:
+        values = torch.ones(len(rows))
+        return torch.sparse_coo_tensor(
+            torch.stack([rows, cols]), values, shape, check_invariants=True
+        ).coalesce()
+
+    add_af = matrix(edges_add, facts_add, (n_actions, n_facts))
+    pre_af = matrix(edges_pre, facts_pre, (n_actions, n_facts))
+    add_fa = matrix(facts_add, edges_add, (n_facts, n_actions))
+    return add_af, pre_af, add_fa
+
+
+def _spmm(matrix: Tensor, x: Tensor, plus: Tensor | None = None) -> Tensor:
+    """``plus + matrix [R, C] @ x [C, B, H]`` -> ``[R, B, H]`` (``plus`` broadcast to that shape;
+    one kernel: the product is added to it instead of to zeros)."""
+    c, b, h = x.shape
+    if plus is None:
+        return torch.sparse.mm(matrix, x.reshape(c, b * h)).view(-1, b, h)
+    base = plus.expand(matrix.shape[0], b, h).reshape(-1, b * h)
+    return torch.sparse.addmm(base, matrix, x.reshape(c, b * h)).view(-1, b, h)
+
+
+def _blocks(linear: nn.Linear, widths: list[int]) -> list[Tensor]:
+    """The weight of ``linear`` split by the blocks of its input."""
+    return list(torch.split(linear.weight, widths, dim=1))
+
+
+def _mlp_tail(mlp: nn.Sequential, z: Tensor) -> Tensor:
+    """STRIPS-HGN's block model after its first linear map's pre-activation ``z`` (a fresh tensor,
+    overwritten: the activations run in place)."""
+    first = F.leaky_relu(z, mlp[1].negative_slope, inplace=True)
+    return F.leaky_relu(mlp[2](first), mlp[3].negative_slope, inplace=True)
+
+
+def forward_task_states(model: nn.Module, batch: TaskStates) -> Tensor:
+    """``model`` (a `STRIPSHGN`) on the states of ``batch``: ``[B, n_outputs]`` (module docstring)."""
+    dtype = model.output.weight.dtype
+    h = model.hidden
+    n_states, n_facts = batch.in_state.shape
+    core = model.core
+    sparse = [m.to(dtype) for m in (batch.add_af, batch.pre_af, batch.add_fa)]
+    add_af, pre_af, add_fa = sparse
+
+    # encoders: v0 [F, B, H] from [in state, in goal]; e0 [A, H] and u0 [1, H], the same for every state
+    x = torch.stack([batch.in_state.t(), batch.goal[:, None].expand(n_facts, n_states)], dim=-1)
+    v0 = model.node_encoder(x.to(dtype))
+    e0 = model.edge_encoder(batch.edge_attr.to(dtype))
+    u0 = model.global_encoder(batch.u.to(dtype)).expand(n_states, h)
+
+    # the edge update's first map: [e0 | e | Σ_add v0 | Σ_add v | Σ_pre v0 | Σ_pre v]
+    w_e0, w_e, w_r0, w_r, w_s0, w_s = _blocks(core.edge_model[0], [h] * 6)
+    # the node update's first map: [received | v0 | v]
+    w_rc, w_v0, w_v = _blocks(core.node_model[0], [h] * 3)
+    edge_const = F.linear(e0, w_e0, core.edge_model[0].bias)[:, None, :]  # [A, 1, H]
+    edge_from_e0 = F.linear(e0, w_e)[:, None, :]  # step 1's e is e0
+    recv_v0 = F.linear(v0, w_r0).view(-1, h)  # [F * B, H]
+    send_v0 = F.linear(v0, w_s0).view(-1, h)
+    node_const = F.linear(v0, w_v0, core.node_model[0].bias).view(-1, h)
+
+    v, e, u = v0, None, u0
+    for _ in range(model.steps):
+        z = edge_const + (edge_from_e0 if e is None else F.linear(e, w_e))
+        z = _spmm(add_af, torch.addmm(recv_v0, v.view(-1, h), w_r.t()).view_as(v), plus=z)
+        z = _spmm(pre_af, torch.addmm(send_v0, v.view(-1, h), w_s.t()).view_as(v), plus=z)
+        e = _mlp_tail(core.edge_model, z)  # [A, B, H]
+        z = torch.addmm(node_const, _spmm(add_fa, e).view(-1, h), w_rc.t())
+        z = torch.addmm(z, v.view(-1, h), w_v.t()).view_as(v)
+        v = _mlp_tail(core.node_model, z)  # [F, B, H]
+        u = core.global_model(torch.cat([e.sum(0), v.sum(0), u0, u], dim=-1))
+    return model.output(model.global_decoder(u))
