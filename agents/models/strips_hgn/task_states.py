@@ -73,14 +73,17 @@ def incidence_matrices(
     return add_af, pre_af, add_fa
 
 
-def _spmm(matrix: Tensor, x: Tensor, plus: Tensor | None = None) -> Tensor:
-    """``plus + matrix [R, C] @ x [C, B, H]`` -> ``[R, B, H]`` (``plus`` broadcast to that shape;
-    one kernel: the product is added to it instead of to zeros)."""
+def _spmm(matrix: Tensor, x: Tensor) -> Tensor:
+    """``matrix [R, C] @ x [C, B, H]`` -> ``[R, B, H]``."""
     c, b, h = x.shape
-    if plus is None:
-        return torch.sparse.mm(matrix, x.reshape(c, b * h)).view(-1, b, h)
-    base = plus.expand(matrix.shape[0], b, h).reshape(-1, b * h)
-    return torch.sparse.addmm(base, matrix, x.reshape(c, b * h)).view(-1, b, h)
+    return torch.sparse.mm(matrix, x.reshape(c, b * h)).view(-1, b, h)
+
+
+def _add_spmm_(z: Tensor, matrix: Tensor, x: Tensor) -> None:
+    """``z [R, B, H] += matrix [R, C] @ x [C, B, H]``, in place (half the time of a product into a
+    new tensor and an addition)."""
+    c, b, h = x.shape
+    z.view(-1, b * h).addmm_(matrix, x.reshape(c, b * h))
 
 
 def _blocks(linear: nn.Linear, widths: list[int]) -> list[Tensor]:
@@ -122,12 +125,15 @@ def forward_task_states(model: nn.Module, batch: TaskStates) -> Tensor:
 
     v, e, u = v0, None, u0
     for _ in range(model.steps):
-        z = edge_const + (edge_from_e0 if e is None else F.linear(e, w_e))
-        z = _spmm(add_af, torch.addmm(recv_v0, v.view(-1, h), w_r.t()).view_as(v), plus=z)
-        z = _spmm(pre_af, torch.addmm(send_v0, v.view(-1, h), w_s.t()).view_as(v), plus=z)
+        if e is None:
+            z = (edge_const + edge_from_e0).expand(-1, n_states, -1).contiguous()
+        else:
+            z = F.linear(e, w_e).add_(edge_const)
+        _add_spmm_(z, add_af, torch.addmm(recv_v0, v.view(-1, h), w_r.t()).view_as(v))
+        _add_spmm_(z, pre_af, torch.addmm(send_v0, v.view(-1, h), w_s.t()).view_as(v))
         e = _mlp_tail(core.edge_model, z)  # [A, B, H]
-        z = torch.addmm(node_const, _spmm(add_fa, e).view(-1, h), w_rc.t())
-        z = torch.addmm(z, v.view(-1, h), w_v.t()).view_as(v)
+        z = torch.addmm(node_const, v.view(-1, h), w_v.t())
+        z = z.addmm_(_spmm(add_fa, e).view(-1, h), w_rc.t()).view_as(v)
         v = _mlp_tail(core.node_model, z)  # [F, B, H]
         u = core.global_model(torch.cat([e.sum(0), v.sum(0), u0, u], dim=-1))
     return model.output(model.global_decoder(u))
