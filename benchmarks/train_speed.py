@@ -1,6 +1,6 @@
 """Benchmark: supervised training steps per second per model at batch 256 on the ferry train set.
 
-    python benchmarks/train_speed.py [--data data/small] [--steps 30] [--threads 2]
+    python benchmarks/train_speed.py [--data data/small] [--steps 30] [--threads 2] [--models hgn ...]
 
 Builds `agents.training.supervised.Trainer` (TN head, learned sigma, hFF residual, the paper's
 optimiser settings) for each model on the same training split and times full training steps
@@ -31,13 +31,15 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=256)
+    models = list(MODELS)
+    parser.add_argument("--models", nargs="+", default=models, choices=models, help="(linear always runs)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     ensure_dataset(SupervisedConfig(data=args.data))
     print(f"ferry train split of {args.data}, batch {args.batch_size}, {args.threads} threads")
     print(f"{'model':<8} {'steps/s':>9} {'ms/step':>9}")
     with tempfile.TemporaryDirectory() as tmp:
-        for model in ("linear", *(m for m in MODELS if m != "linear")):  # the reference first
+        for model in ("linear", *(m for m in args.models if m != "linear")):  # the reference first
             config = SupervisedConfig(model=model, data=args.data, batch_size=args.batch_size, device="cpu")
             trainer = Trainer(config, Path(tmp) / model)
             for _ in range(args.warmup):

@@ -495,11 +495,13 @@ def test_hgn_batch_equals_single_graphs(ferry_task, gripper_task):
     assert out.shape == (3, 2)
     alone = torch.cat([model(g) for g in graphs])
     torch.testing.assert_close(out, alone, rtol=0, atol=1e-10)
+    reference = model.reference_forward(Batch.from_data_list(graphs))  # gathers and scatters
+    torch.testing.assert_close(out, reference, rtol=0, atol=1e-10)
 
 
-def test_hgn_on_one_tasks_states_equals_the_general_forward(ferry_task, gripper_task):
+def test_hgn_on_one_tasks_states_equals_the_reference_forward(ferry_task, gripper_task):
     """The search's fact-major forward (`TaskStates`: sparse incidence products, split first
-    maps) computes the general forward's function on every state of a batch, in float64 to
+    maps) computes the textbook forward's function on every state of a batch, in float64 to
     1e-10 and in float32 to rounding; states of one task in any number, the one-state batch too."""
     torch.manual_seed(0)
     model = STRIPSHGN(n_outputs=2)
@@ -507,11 +509,13 @@ def test_hgn_on_one_tasks_states_equals_the_general_forward(ferry_task, gripper_
         for n in (1, 4):
             states = some_states(task, n)
             words = task.states_to_array(states)
-            general = model(Batch.from_data_list(hypergraph_data(task, states)))
+            general = model.reference_forward(Batch.from_data_list(hypergraph_data(task, states)))
             torch.testing.assert_close(model(task_states(task, words)), general, rtol=1e-5, atol=1e-6)
     model = model.double()
     states = some_states(ferry_task, 3)
-    general = model(Batch.from_data_list(hypergraph_data(ferry_task, states, dtype=torch.float64)))
+    general = model.reference_forward(
+        Batch.from_data_list(hypergraph_data(ferry_task, states, dtype=torch.float64))
+    )
     fact_major = model(task_states(ferry_task, ferry_task.states_to_array(states)))
     torch.testing.assert_close(fact_major, general, rtol=0, atol=1e-10)
     assert task_states(ferry_task, states).add_af is task_states(ferry_task, states).add_af  # built once
@@ -521,13 +525,17 @@ def test_hgn_gradients_and_state_dependence(ferry_task):
     torch.manual_seed(1)
     model = STRIPSHGN(n_outputs=1)
     states = some_states(ferry_task, 4)
-    for batch in (Batch.from_data_list(hypergraph_data(ferry_task, states)), task_states(ferry_task, states)):
+    graphs = Batch.from_data_list(hypergraph_data(ferry_task, states))
+    model.reference_forward(graphs).sum().backward()
+    reference = {name: p.grad.clone() for name, p in model.named_parameters()}
+    for batch in (graphs, task_states(ferry_task, states)):  # the sparse forwards' gradients
         model.zero_grad()
         out = model(batch)
         assert out[:, 0].unique().numel() > 1  # different states, different outputs
         out.sum().backward()
         for name, p in model.named_parameters():
             assert p.grad is not None and p.grad.abs().sum() > 0, name
+            torch.testing.assert_close(p.grad, reference[name], rtol=1e-4, atol=1e-6)
     assert 10_000 < sum(p.numel() for p in model.parameters()) < 100_000
 
 

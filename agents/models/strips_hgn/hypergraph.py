@@ -3,7 +3,7 @@
 `hypergraph_data` gives the hypergraph with per-state fact features (for training); the
 static structure (incidences, action features, global features) is built once per task and shared
 by every state's graph. `task_states` gives the search's batches (states of one task) in the
-form of `agents.models.strips_hgn.task_states`, its static part built once per task and device.
+form of `agents.models.strips_hgn.sparse_forward`, its static part built once per task and device.
 
 States are given as `State` objects, as a 2-D ``uint64`` array of packed states (one row per
 state, `CompiledTask.states_to_array`), or as sequences of true fact indices.
@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from agents.models.strips_hgn.data import HypergraphData
-from agents.models.strips_hgn.task_states import TaskStates, incidence_matrices
+from agents.models.strips_hgn.sparse_forward import TaskStates, incidence_matrices
 from pddlgym_sl.task import CompiledTask, State
 
 __all__ = ["hypergraph_data", "state_fact_matrix", "task_states"]

@@ -10,7 +10,7 @@ from torch_geometric.data import Batch
 
 from agents.inputs import rows_by_problem
 from agents.models.strips_hgn.hypergraph import hypergraph_data, task_states
-from agents.models.strips_hgn.task_states import TaskStates
+from agents.models.strips_hgn.sparse_forward import TaskStates
 from pddlgym_sl.data.dataset import LabelledSplit
 from pddlgym_sl.envs.encoders.schema import Schema
 from pddlgym_sl.task import CompiledTask
@@ -42,7 +42,7 @@ class HypergraphTrainingInputs:
 
 class HypergraphSearchInputs:
     """`agents.inputs.SearchInputs` of STRIPS-HGN: one task's states as a `TaskStates` batch (the
-    fact-major forward of `agents.models.strips_hgn.task_states`; ``schema`` is not needed)."""
+    fact-major forward of `agents.models.strips_hgn.sparse_forward`; ``schema`` is not needed)."""
 
     def __init__(self, task: CompiledTask, device: torch.device, schema: Schema | None = None) -> None:
         self.task, self.device = task, device
