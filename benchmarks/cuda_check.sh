@@ -11,23 +11,24 @@
 set -u
 ferry_run=$1 gripper_run=$2 out=${3:-.}
 export PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}  # the interpreter with the project and CUDA PyTorch
 step() { echo "== $* ($(date +%T))"; }
 {
   step machine
   nvidia-smi -L
-  python -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'cuda', torch.cuda.is_available())"
+  $py -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'cuda', torch.cuda.is_available())"
   step tests
-  timeout 150 python -m pytest -q -p no:cacheprovider tests/test_lockstep.py tests/test_devices.py -k "cuda or auto" -rs
+  timeout 150 $py -m pytest -q -p no:cacheprovider tests/test_lockstep.py tests/test_devices.py -k "cuda or auto" -rs
   step "trained NLMs (LM-cut bound), forward passes on cuda"
-  timeout 200 python benchmarks/search_speed.py --parts nlm gripper --sizes 50 --lockstep 8 \
+  timeout 200 $py benchmarks/search_speed.py --parts nlm gripper --sizes 50 --lockstep 8 \
     --nlm-evaluations 500 --repeats 1 --device cuda --run "$ferry_run" --gripper 4 --gripper-run "$gripper_run"
   for device in cuda cpu; do
     step "untrained NLM (hmax bound), forward passes on $device"
-    timeout 150 python benchmarks/search_speed.py --parts nlm --sizes 50 --lockstep 8 \
+    timeout 150 $py benchmarks/search_speed.py --parts nlm --sizes 50 --lockstep 8 \
       --nlm-evaluations 500 --repeats 1 --bound hmax --device $device
   done
   step "agents.evaluate --device cuda --lockstep 8"
-  timeout 120 python -m agents.evaluate --run "$gripper_run" --split plan --problems 8 --limit 300 \
+  timeout 120 $py -m agents.evaluate --run "$gripper_run" --split plan --problems 8 --limit 300 \
     --lockstep 8 --device cuda
   step done
 } 2>&1 | tee "$out/cuda_check.log"

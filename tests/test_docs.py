@@ -28,7 +28,7 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PLACEHOLDERS = {"<id>": "ferry-tn"}
 """Run names a document may leave to the reader, and what the test puts there."""
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
-_SPAN = re.compile(r"`([^`]+)`")
+_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)", re.S)  # a code span: a run of backticks to the same run
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 
 
@@ -64,7 +64,7 @@ def document_commands(path: Path) -> list[str]:
     for language, body in _FENCE.findall(text):
         if language in ("bash", "sh", ""):
             commands += _block_commands(body)
-    for span in _SPAN.findall(_FENCE.sub("", text)):
+    for _, span in _SPAN.findall(_FENCE.sub("", text)):
         span = " ".join(span.split())
         if "python -m " in span and "..." not in span:  # "python -m ..." speaks of every command
             commands.append("python -m " + span.split("python -m ", 1)[1])
@@ -80,6 +80,14 @@ def _argv(command: str) -> tuple[str, list[str]]:
     words = shlex.split(command)
     assert words[:2] == ["python", "-m"], command
     return words[2], words[3:]
+
+
+def test_code_spans_pair_up_whatever_their_backticks(tmp_path):
+    """A ``double-backtick`` span is one span: read as two single-backtick ones, it shifted the
+    pairing of every later span of the document, and its later commands went unchecked."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("A ``[facts, states]`` layout, then `python -m agents.evaluate --run R`.\n")
+    assert document_commands(doc) == ["python -m agents.evaluate --run R"]
 
 
 def test_the_documents_have_commands_of_every_kind():

@@ -58,9 +58,6 @@ class TaskStates:
     pre_af: Tensor
     add_fa: Tensor
 
-    def __len__(self) -> int:
-        return int(self.in_state.shape[0])
-
 
 def incidence_matrices(
     facts_pre: Tensor, edges_pre: Tensor, facts_add: Tensor, edges_add: Tensor, n_facts: int, n_actions: int
