@@ -5,7 +5,8 @@
 # 2. GBFS + NLM rates at 100 objects (ferry 50/50, 8 searches; 4 gripper `plan` problems) with the
 #    forward passes on the GPU, then the same untrained model with the hmax bound on GPU and CPU
 #    (the CPU row is this machine's baseline, same run);
-# 3. agents.evaluate --device cuda --lockstep 8 end to end on 8 gripper `plan` problems.
+# 3. STRIPS-HGN's sparse forward on the GPU (ferry 20/20, 8 searches);
+# 4. agents.evaluate --device cuda --lockstep 8 end to end on 8 gripper `plan` problems.
 # Each step has its own time limit, so that one that hangs leaves the rest their time; the log
 # goes to OUT_DIR/cuda_check.log (default: the current directory).
 set -u
@@ -27,6 +28,9 @@ step() { echo "== $* ($(date +%T))"; }
     timeout 150 $py benchmarks/search_speed.py --parts nlm --sizes 50 --lockstep 8 \
       --nlm-evaluations 500 --repeats 1 --bound hmax --device $device
   done
+  step "untrained STRIPS-HGN (hmax bound), forward passes on cuda"
+  timeout 90 $py benchmarks/search_speed.py --parts nlm --models hgn --sizes 20 --lockstep 8 \
+    --nlm-evaluations 500 --repeats 1 --bound hmax --device cuda
   step "agents.evaluate --device cuda --lockstep 8"
   timeout 120 $py -m agents.evaluate --run "$gripper_run" --split plan --problems 8 --limit 300 \
     --lockstep 8 --device cuda
