@@ -224,6 +224,7 @@ def _device(trained: TrainedModel) -> torch.device:
 def symbolic_rate(name: str, tasks: list[CompiledTask], budget: int) -> float:
     """GBFS + the heuristic `name` alone (one search at a time): hFF, or the learned heuristic's
     bound, which a search with it cannot outrun."""
+    gbfs(tasks[0], make_heuristic(name, tasks[0]), max_evaluations=30)  # warm-up: loading its kernels
     evaluations = seconds = 0.0
     for task in tasks:
         result = gbfs(task, make_heuristic(name, task), max_evaluations=budget)
