@@ -22,7 +22,7 @@ Every ``φ`` (and every encoder / decoder) is STRIPS-HGN's two-layer MLP with Le
 layers. The output is a linear map of the decoded global latent after the last step.
 
 `STRIPSHGN.forward` computes this by sparse incidence products
-(`agents.models.strips_hgn.sparse_forward`: 1.6-2x a training step, up to 5x a search's
+(`agents.models.strips_hgn.sparse_forward`: 1.7-1.9x the training steps, up to 4.8x a search's
 evaluations); `STRIPSHGN.reference_forward` computes it as written here, for the tests.
 
 Deviations from the reference code, both deliberate: (1) the sender / receiver node latents of a
