@@ -114,7 +114,7 @@ class LearnedHeuristic:
         schema: the domain's vocabulary, shared by the tasks of a domain (the NLM's input builder
             reads it; built from the task's domain file when omitted).
         clip: clip N's μ below by the admissible bound (the paper's "+clip").
-        device: where the forward pass runs.
+        device: where the forward pass runs (default: where the model's parameters are).
     """
 
     def __init__(
@@ -123,9 +123,11 @@ class LearnedHeuristic:
         task: CompiledTask,
         schema: Schema | None = None,
         clip: bool = False,
-        device: torch.device | str = "cpu",
+        device: torch.device | str | None = None,
     ) -> None:
         self.trained, self.task, self.clip = trained, task, clip
+        if device is None:
+            device = next(trained.model.parameters(), torch.empty(0)).device
         self.device = resolve_device(device)
         head = trained.head
         self.lower = make_heuristic(head.lower_key, task)

@@ -200,8 +200,7 @@ def one_at_a_time(make, tasks: list[CompiledTask], budget: int) -> tuple[float, 
     trained = make()
     evaluations = seconds = 0.0
     for task in tasks:
-        heuristic = LearnedHeuristic(trained, task, device=_device(trained))
-        result = gbfs(task, heuristic, max_evaluations=budget)
+        result = gbfs(task, LearnedHeuristic(trained, task), max_evaluations=budget)
         evaluations, seconds = evaluations + result.evaluations, seconds + result.seconds
     return evaluations / seconds, int(evaluations)
 
@@ -210,15 +209,11 @@ def together(make, tasks: list[CompiledTask], budget: int) -> tuple[float, int]:
     """Evaluations per second of the same searches advanced in lockstep (all of them at once):
     their evaluations over the wall time."""
     trained = make()
-    heuristics = [LearnedHeuristic(trained, t, device=_device(trained)) for t in tasks]
+    heuristics = [LearnedHeuristic(trained, t) for t in tasks]
     start = time.perf_counter()
     results = lockstep_gbfs(tasks, heuristics, width=len(tasks), max_evaluations=budget)
     evaluations = sum(r.evaluations for r in results)
     return evaluations / (time.perf_counter() - start), evaluations
-
-
-def _device(trained: TrainedModel) -> torch.device:
-    return next(trained.model.parameters()).device
 
 
 def symbolic_rate(name: str, tasks: list[CompiledTask], budget: int) -> float:
@@ -235,8 +230,7 @@ def symbolic_rate(name: str, tasks: list[CompiledTask], budget: int) -> float:
 def compare(label: str, model: str, domain: str, run: Path | None, tasks, args) -> None:
     """One row: GBFS + the model one search at a time and in lockstep, beside GBFS + hFF."""
     make = lambda: model_for(model, domain, run, tasks, args.bound, args.device)  # noqa: E731
-    warm = make()
-    gbfs(tasks[0], LearnedHeuristic(warm, tasks[0], device=args.device), max_evaluations=30)  # warm-up (JIT)
+    gbfs(tasks[0], LearnedHeuristic(make(), tasks[0]), max_evaluations=30)  # warm-up (JIT)
     one = lock = 0.0
     for _ in range(args.repeats):  # alternating, best of each: the slower runs measure the neighbours
         rate, evaluations = one_at_a_time(make, tasks, args.nlm_evaluations)
