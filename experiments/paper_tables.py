@@ -17,6 +17,11 @@ resuming where it stopped; a rerun of this script skips what is finished:
    hFF baseline on the same problems.
 3. **report**: ``python -m agents.report OUT --out OUT/report`` (Tables 1 and 2 as markdown).
 
+What is finished is also kept in ``--store`` (default ``experiments/results/paper-v2``, tracked by
+git; `experiments.results_store`): copied there after every step, and copied back into ``--data``
+and ``--out`` before the first, so that a fresh checkout of a commit that holds the store resumes
+the experiment instead of starting it again. ``--no-store`` leaves it alone.
+
 A step that fails does not stop the others; the failed ones are listed at the end (exit status 1).
 Ctrl-C or SIGTERM stops the running command at once (its own handler says what it kept), and
 nothing outlives the script.
@@ -28,9 +33,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from pddlgym_sl.parallel import child_env, interrupted, run_command, stop_on_signals
-
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script (python experiments/paper_tables.py): the checkout's root
+    sys.path.insert(0, str(ROOT))
+
+from experiments import results_store  # noqa: E402
+from pddlgym_sl.parallel import child_env, interrupted, run_command, stop_on_signals  # noqa: E402
+
 DOMAINS = ("ferry", "gripper", "visitall", "blocksworld")
 BUDGETS = {"linear": (10_000, 3), "nlm": (10_000, 3), "hgn": (3_000, 2)}
 """Model -> (training steps, seeds): what two shared cores allow, against the paper's 40,000 x 5."""
@@ -94,10 +103,21 @@ def main() -> None:
     parser.add_argument("--address", help="--backend ray: the cluster's address")
     parser.add_argument("--data", type=Path, default=Path("data"))
     parser.add_argument("--out", type=Path, default=Path("runs/paper-v2"))
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=Path("experiments/results/paper-v2"),
+        help="tracked folder that keeps what is finished (see the module docstring)",
+    )
+    parser.add_argument("--no-store", action="store_true", help="neither restore from nor save to --store")
     parser.add_argument("--labels-only", action="store_true", help="stop after the labels")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = parser.parse_args()
-    args.data, args.out = (p if p.is_absolute() else ROOT / p for p in (args.data, args.out))
+    args.data, args.out, args.store = (ROOT / p for p in (args.data, args.out, args.store))  # absolute stay
+    keep = not (args.no_store or args.dry_run)
+    if keep:
+        restored = results_store.restore(args.store, data=args.data, out=args.out)
+        print(f"restored {restored} finished files from {args.store}", flush=True)
     commands = label_commands(args)
     if not args.labels_only:
         commands += cell_commands(args)
@@ -106,10 +126,15 @@ def main() -> None:
     try:
         with stop_on_signals():
             for cmd in commands:  # a failed step does not stop the others (its log says why)
-                if run(cmd, args.dry_run) != 0:
-                    failed.append(cmd)
+                try:
+                    if run(cmd, args.dry_run) != 0:
+                        failed.append(cmd)
+                finally:
+                    if keep:
+                        results_store.save(args.store, data=args.data, out=args.out)
     except KeyboardInterrupt as exc:  # the running command is stopped already
-        interrupted(exc, f"finished labels are kept under {args.data}, runs under {args.out}", now=True)
+        kept = f"finished labels are kept under {args.data}, runs under {args.out}"
+        interrupted(exc, kept + (f", and in {args.store}" if keep else ""), now=True)
     for cmd in failed:
         print("failed: python -m", " ".join(cmd), file=sys.stderr)
     sys.exit(1 if failed else 0)

@@ -9,12 +9,15 @@ touching the files that live writers, here or on other nodes, are writing.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
 import re
 import socket
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +80,36 @@ def remove_orphaned_temporaries(directory: str | Path) -> int:
             tmp.unlink(missing_ok=True)
             removed += 1
     return removed
+
+
+@contextmanager
+def exclusive_lock(path: str | Path, what: str) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the file `path` (created if missing) for the block, or
+    raise `ConfigError` at once when another process holds it (naming `what` and its pid).
+
+    Two writers of one resumable output (a split being labelled, say) would remove each other's
+    scratch files and record those crashes as failed problems; the lock turns that into a clear
+    refusal. The kernel drops the lock with its process, so a killed writer never leaves it held
+    (within one machine: on a shared file system across nodes, flock is not reliable)."""
+    from pddlgym_sl.errors import ConfigError
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise ConfigError(
+                f"{what} is in use by another process (pid {holder}, lock {path}): "
+                "wait for it to finish or stop it, then run again"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -191,3 +191,19 @@ def test_unreadable_files_and_tiny_memory_limits_are_recorded_failures(tmp_path)
     tiny = SolveConfig(time_limit=30, memory_limit_mb=12)
     manifest = build_split("ferry", ferry, "tiny", files[1:], tmp_path / "out2", tiny, progress=False)
     assert [f["reason"] for f in manifest["problems"][0]["failures"]] == ["memory_limit"]
+
+
+def test_a_second_builder_of_the_same_split_is_refused(tmp_path):
+    """Two processes labelling one split would remove each other's scratch files and record the
+    crashes as failed problems: the second is refused with the holder's pid instead."""
+    from pddlgym_sl.errors import ConfigError
+    from pddlgym_sl.io import exclusive_lock
+
+    split_dir = tmp_path / "ferry" / "train"
+    config = SolveConfig(time_limit=60)
+    busy = pytest.raises(ConfigError, match=rf"in use by another process \(pid {os.getpid()}")
+    with exclusive_lock(split_dir / ".lock", "the split"), busy:
+        build_split("ferry", FERRY, "train", _specs(1), split_dir, config, progress=False)
+    assert not (split_dir / "records").exists()
+    manifest = build_split("ferry", FERRY, "train", _specs(1), split_dir, config, progress=False)
+    assert manifest["summary"]["solved"] == 1

@@ -59,15 +59,31 @@ def test_the_sweep_accepts_the_commands(tmp_path):
     assert "linear" in out.stdout and "ferry" in out.stdout
 
 
-def test_a_failed_step_does_not_stop_the_others(monkeypatch, tmp_path, capsys):
+def test_a_failed_step_does_not_stop_the_others_and_finished_ones_are_stored(monkeypatch, tmp_path, capsys):
     ran: list[list[str]] = []
+    data, store = tmp_path / "data", tmp_path / "store"
+    (store / "data" / "ferry" / "val" / "records").mkdir(parents=True)
+    (store / "data" / "ferry" / "val" / "records" / "kept.json").write_text("{}")  # an earlier checkout's
 
     def fake_run_command(cmd, cwd, env):
         ran.append(cmd)
+        assert (data / "ferry" / "val" / "records" / "kept.json").is_file()  # restored before the first
+        record = data / "ferry" / "train" / "records" / f"slot{len(ran)}.json"
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text("{}")
         return 1 if len(ran) == 1 else 0
 
     monkeypatch.setattr(experiment, "run_command", fake_run_command)
-    argv = ["paper_tables.py", "--domains", "ferry", "--labels-only", "--data", str(tmp_path)]
+    argv = [
+        "paper_tables.py",
+        "--domains",
+        "ferry",
+        "--labels-only",
+        "--data",
+        str(data),
+        "--store",
+        str(store),
+    ]
     monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit) as stop:
         experiment.main()
@@ -75,3 +91,5 @@ def test_a_failed_step_does_not_stop_the_others(monkeypatch, tmp_path, capsys):
     assert (
         "failed: python -m pddlgym_sl.data.generate --domain ferry --split train" in capsys.readouterr().err
     )
+    stored = sorted(p.name for p in (store / "data" / "ferry" / "train" / "records").iterdir())
+    assert stored == ["slot1.json", "slot2.json", "slot3.json"]  # the failed step's finished work too

@@ -43,7 +43,7 @@ from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slo
 from pddlgym_sl.data.upper import add_upper
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import fast_downward_version
-from pddlgym_sl.io import atomic_write_bytes, atomic_write_json, remove_orphaned_temporaries
+from pddlgym_sl.io import atomic_write_bytes, atomic_write_json, exclusive_lock, remove_orphaned_temporaries
 from pddlgym_sl.parallel import Backend, Unit, run_units
 from pddlgym_sl.parallel.interrupt import note_kept
 from pddlgym_sl.task import CORE_VERSION, load_task
@@ -101,7 +101,30 @@ def build_split(
             "stop_after must be at least 1, and it needs jobs=1 and the local backend "
             "(slots are tried in order)"
         )
-    stale = _stale_core(split_dir) if split_dir.is_dir() else None
+    split_dir.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(split_dir / ".lock", f"the split {split_dir}"):  # one builder per split
+        return _build_split(
+            domain, domain_file, split, slots, split_dir, config, jobs, progress, rebuild, upper,
+            stop_after, backend, address,
+        )  # fmt: skip
+
+
+def _build_split(
+    domain: str,
+    domain_file: Path,
+    split: str,
+    slots: Sequence[ProblemSpec | Path],
+    split_dir: Path,
+    config: SolveConfig,
+    jobs: int,
+    progress: bool,
+    rebuild: bool,
+    upper: bool,
+    stop_after: int | None,
+    backend: str,
+    address: str | None,
+) -> dict[str, Any]:
+    stale = _stale_core(split_dir)
     if stale is not None:
         if not rebuild:
             check_core(stale, split_dir)
