@@ -257,3 +257,36 @@ def test_resident_memory_is_the_callers_after_a_fork():
     before, after, _ = queue.get(timeout=60)
     child.join(timeout=60)
     assert after - before >= 48 << 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.integers(0, 30)), min_size=1, max_size=500),
+    st.integers(0, 500),
+)
+def test_paired_buckets_pop_as_astar_orders_and_carry_over_into_a_heap(ops, switch):
+    """A*'s buckets keyed by f (f + 1) / 2 + h pop by f, then h, then first in first out (Fast
+    Downward's tie-breaking open list); turned into a heap midway, the order goes on unchanged."""
+    b = ol.new_buckets(n_keys=4, n_chunks=2, paired=True)
+    reference: list[tuple[int, int, int]] = []
+    for step, (is_push, f, h) in enumerate(ops):
+        f, h = max(f, h), min(f, h)  # 0 <= h <= f, as g >= 0
+        if step == switch:
+            b = ol.buckets_to_heap(b, 1)
+        if is_push or not reference:
+            if isinstance(b, ol.Buckets):
+                b = ol.grow_buckets(b, int(ol.pair_key(f, h)) + 1, 2)
+                ol.buckets_push(b, ol.buckets_key(b, float(f), float(h)), step)
+            else:
+                b = ol.grow_heap(b, 1)
+                ol.heap_push(b, float(f), float(h), step)
+            reference.append((f, h, step))
+        else:
+            reference.sort()
+            pop = ol.buckets_pop if isinstance(b, ol.Buckets) else ol.heap_pop
+            assert pop(b) == reference.pop(0)[2]
+    reference.sort()
+    pop = ol.buckets_pop if isinstance(b, ol.Buckets) else ol.heap_pop
+    while reference:
+        assert pop(b) == reference.pop(0)[2]
+    assert pop(b) == -1

@@ -151,7 +151,7 @@ class SearchRun:
         self._node_bytes = eng.node_bytes(n_packed, h_dtype)
         self._work = eng.new_work(task.n_words, n_packed, task.n_actions)
         self._table = eng.new_table(_FIRST_NODES)
-        self._open = ol.new_buckets() if integer and not astar else ol.new_heap(2 if astar else 1)
+        self._open = ol.new_buckets(paired=astar) if integer else ol.new_heap(2 if astar else 1)
         self._base = rss_bytes()  # what the process held before this search
         self._nodes = eng.new_nodes(_FIRST_NODES, n_packed, h_dtype)
         self._reserved = False
@@ -216,7 +216,10 @@ class SearchRun:
             before = sum(a.nbytes for a in self._open)
             if isinstance(self._open, ol.Buckets):
                 keys = max(int(self._work.info[eng.NEED_KEYS]), len(self._open.head))
-                bigger = ol.grow_buckets(self._open, keys, need)
+                if keys > ol.MAX_KEYS:  # values too large for buckets: the same entries in a heap
+                    bigger = ol.buckets_to_heap(self._open, need)
+                else:
+                    bigger = ol.grow_buckets(self._open, keys, need)
             else:
                 bigger = ol.grow_heap(self._open, need)
             if self._room() < sum(a.nbytes for a in bigger) + before:

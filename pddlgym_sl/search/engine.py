@@ -26,7 +26,7 @@ a parent (int32), g (int32), a status byte and its value (int32 for the built-in
 whose values are integers; float64 otherwise); the operator that created a node is not stored
 but found again from its parent when the plan is extracted (`creating_operator`). The hash
 table of seen states holds int32 node ids (linear probing; the state is compared in place), and
-a GBFS with integer values keeps its open list in buckets of 4-byte entries (`open_lists`).
+a search with integer values keeps its open list in buckets of 4-byte entries (`open_lists`).
 The node arrays are allocated once for as many nodes as the memory limit allows; the operating
 system gives their pages only when they are first written, so an unused reservation costs
 nothing, and no array is copied while the search grows.
@@ -61,6 +61,7 @@ from pddlgym_sl.search.open_lists import (
     Buckets,
     Heap,
     buckets_free_chunks,
+    buckets_key,
     buckets_pop,
     buckets_push,
     heap_pop,
@@ -214,6 +215,10 @@ def open_room(openl, n):
     raise TypeError("compiled code only")
 
 
+_ANY_KEY = 1 << 62
+"""What `open_keys` says of a heap."""
+
+
 def _is(ty, cls) -> bool:
     return isinstance(ty, types.BaseNamedTuple) and ty.instance_class is cls
 
@@ -221,7 +226,7 @@ def _is(ty, cls) -> bool:
 @overload(open_push)
 def _open_push(openl, k0, k1, node):
     if _is(openl, Buckets):
-        return lambda openl, k0, k1, node: buckets_push(openl, np.int64(k0), node)
+        return lambda openl, k0, k1, node: buckets_push(openl, buckets_key(openl, k0, k1), node)
     if _is(openl, Heap):
         return lambda openl, k0, k1, node: heap_push(openl, k0, k1, node)
     return None
@@ -250,13 +255,27 @@ def open_keys(openl):
     raise TypeError("compiled code only")
 
 
+def open_key(openl, k0, k1):
+    raise TypeError("compiled code only")
+
+
+@overload(open_key)
+def _open_key(openl, k0, k1):
+    """The integer key under which `open_push` files keys (k0, k1) (a heap: 0, it has no limit)."""
+    if _is(openl, Buckets):
+        return lambda openl, k0, k1: buckets_key(openl, k0, k1)
+    if _is(openl, Heap):
+        return lambda openl, k0, k1: np.int64(0)
+    return None
+
+
 @overload(open_keys)
 def _open_keys(openl):
     """Keys the open list can take (buckets: its key count; a heap: any)."""
     if _is(openl, Buckets):
         return lambda openl: openl.head.shape[0]
     if _is(openl, Heap):
-        return lambda openl: 1 << 62
+        return lambda openl: _ANY_KEY
     return None
 
 
@@ -268,9 +287,9 @@ def _apply_pending(nodes, openl, work, n_values, astar):
     `n_values` evaluations happened (the rest exceeded the budget). Returns False, inserting
     nothing, when a bucket queue needs more keys (``info[NEED_KEYS]``)."""
     info, pending = work.info, work.pending
-    if not astar:
-        limit = open_keys(openl)
-        top = -1.0
+    limit = open_keys(openl)
+    if limit < _ANY_KEY:  # a bucket queue: it must have the keys before anything is inserted
+        top = np.int64(-1)
         k = 0
         for i in range(info[_N_PENDING]):
             child = pending[i, 0]
@@ -279,12 +298,17 @@ def _apply_pending(nodes, openl, work, n_values, astar):
                     break
                 h = work.values[k]
                 k += 1
-                if h != np.inf and h > top:
-                    top = h
-            elif nodes.status[child] == OPEN and nodes.h[child] > top:
-                top = nodes.h[child]
+                if h == np.inf:
+                    continue
+            elif nodes.status[child] == OPEN:
+                h = np.float64(nodes.h[child])
+            else:
+                continue
+            key = open_key(openl, np.float64(nodes.g[child]) + h if astar else h, h)
+            if key > top:
+                top = key
         if top >= limit:
-            info[NEED_KEYS] = np.int64(top) + 1
+            info[NEED_KEYS] = top + 1
             return False
     k = 0
     for i in range(info[_N_PENDING]):

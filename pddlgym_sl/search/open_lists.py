@@ -3,13 +3,17 @@
 Both order entries by key, then first in first out, as Fast Downward's open lists do
 (``tiebreaking_open_list`` / ``standard_scalar_open_list``: a map from keys to FIFO deques).
 
-- `Buckets` (GBFS with an integer heuristic, the common case): one FIFO per key, each a chain of
-  fixed-size chunks of node ids drawn from a shared pool; emptied chunks return to the pool. An
-  entry costs 4 bytes, as in Fast Downward's deques, and push and pop are O(1) (the pop scans up
-  from the smallest key that may be non-empty).
-- `Heap` (A*, and any heuristic with non-integer values): keys in ``keys[:, :nk]`` (A*: g + h,
-  then h), compared lexicographically, then the insertion number, kept with the node id in one
-  uint64 (``seq << 32 | node``).
+- `Buckets` (GBFS and A* with an integer heuristic, the common case): one FIFO per key, each a
+  chain of fixed-size chunks of node ids drawn from a shared pool; emptied chunks return to the
+  pool. An entry costs 4 bytes, as in Fast Downward's deques, and push and pop are O(1) (the pop
+  scans up from the smallest key that may be non-empty). GBFS keys by h; A* by the pair (f, h),
+  f = g + h, numbered ``f (f + 1) / 2 + h`` (`pair_key`): since 0 <= h <= f, that number orders
+  pairs as Fast Downward's ``tiebreaking([sum([g(), h]), h])`` does, with no bound on f known in
+  advance. A queue that would need more than `MAX_KEYS` keys (huge action costs) becomes a heap
+  with the same contents in the same order (`buckets_to_heap`).
+- `Heap` (any heuristic with non-integer values): keys in ``keys[:, :nk]`` (A*: g + h, then h),
+  compared lexicographically, then the insertion number, kept with the node id in one uint64
+  (``seq << 32 | node``): 24 bytes an entry for A*, why integer searches use buckets.
 
 Capacity is checked by the engine before each expansion (`free_slots`); the driver grows a full
 list (`grow_buckets`, `grow_heap`) and the engine resumes. The functions are inlined into the
@@ -28,9 +32,11 @@ from pddlgym_sl.numba_cache import CACHE
 
 CHUNK = 256
 """Node ids per chunk of a bucket's FIFO."""
+MAX_KEYS = 1 << 22
+"""Keys a bucket queue may have (its head and tail arrays: 32 MB); more, and it becomes a heap."""
 
 # fields of Buckets.meta
-_LO, _FREE, _USED, _SIZE, _NFREE = range(5)
+_LO, _FREE, _USED, _SIZE, _NFREE, _PAIRED = range(6)
 # fields of Heap.meta
 _HSIZE, _SEQ = range(2)
 
@@ -59,10 +65,12 @@ class Heap(NamedTuple):
     meta: np.ndarray
 
 
-def new_buckets(n_keys: int = 64, n_chunks: int = 64) -> Buckets:
-    meta = np.zeros(5, dtype=np.int64)
+def new_buckets(n_keys: int = 64, n_chunks: int = 64, paired: bool = False) -> Buckets:
+    """An empty bucket queue keyed by one integer, or by (f, h) pairs when `paired` (A*)."""
+    meta = np.zeros(6, dtype=np.int64)
     meta[_LO] = n_keys
     meta[_FREE] = -1
+    meta[_PAIRED] = int(paired)
     return Buckets(
         head=np.full(n_keys, -1, dtype=np.int32),
         tail=np.full(n_keys, -1, dtype=np.int32),
@@ -97,6 +105,49 @@ def grow_buckets(b: Buckets, min_keys: int, min_free_chunks: int) -> Buckets:
     for name in ("data", "next", "read", "write"):
         getattr(out, name)[:used] = getattr(b, name)[:used]
     return out._replace(head=head, tail=tail, meta=meta)
+
+
+def buckets_to_heap(b: Buckets, min_free: int) -> Heap:
+    """A heap holding the queue's entries in the order the queue would pop them, with room for
+    `min_free` more: the entries sorted by key and, within a key, first in first out, which is a
+    valid heap as it stands (the insertion numbers restart at 0 in that order)."""
+    keys, nodes = [np.empty(0, np.int64)], [np.empty(0, np.int32)]
+    for key in np.flatnonzero(b.head >= 0):
+        c = int(b.head[key])
+        while c >= 0:  # the key's chain of chunks ends with next = -1
+            nodes.append(b.data[c, b.read[c] : b.write[c]])
+            keys.append(np.full(len(nodes[-1]), key, dtype=np.int64))
+            c = int(b.next[c])
+    key, ids = np.concatenate(keys), np.concatenate(nodes).astype(np.uint64)
+    n = len(ids)
+    paired = bool(b.meta[_PAIRED])
+    h = new_heap(2 if paired else 1, max(1024, n + min_free))
+    if paired:  # f and h back from f (f + 1) / 2 + h
+        f = ((np.sqrt(8.0 * key + 1.0) - 1.0) // 2).astype(np.int64)
+        f -= (f * (f + 1) // 2 > key).astype(np.int64)  # the float square root may round up
+        f += ((f + 1) * (f + 2) // 2 <= key).astype(np.int64)  # or down
+        h.keys[:n, 0] = f
+        h.keys[:n, 1] = key - f * (f + 1) // 2
+    else:
+        h.keys[:n, 0] = key
+    h.ids[:n] = (np.arange(n, dtype=np.uint64) << np.uint64(32)) | ids
+    h.meta[_HSIZE] = n
+    h.meta[_SEQ] = n
+    return h
+
+
+@njit(cache=CACHE, inline="always")
+def pair_key(f, h):
+    """The bucket of A*'s key (f, h), 0 <= h <= f: ``f (f + 1) / 2 + h``, increasing in f, then h."""
+    return f * (f + 1) // 2 + h
+
+
+@njit(cache=CACHE, inline="always")
+def buckets_key(b, k0, k1):
+    """The bucket of keys (k0, k1): k0 (GBFS: h), or `pair_key` (A*: k0 = f, k1 = h)."""
+    if b.meta[_PAIRED]:
+        return pair_key(np.int64(k0), np.int64(k1))
+    return np.int64(k0)
 
 
 @njit(cache=CACHE, inline="always")
