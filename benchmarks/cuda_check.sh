@@ -7,7 +7,9 @@
 #    (the CPU row is this machine's baseline, same run);
 # 3. STRIPS-HGN's sparse forward on the GPU (ferry 20/20, 8 searches);
 # 4. agents.evaluate --device cuda --lockstep 8 end to end on 8 gripper `plan` problems.
-# Each step has its own time limit, so that one that hangs leaves the rest their time; the log
+# The runs: any trained NLM runs, e.g. the paper experiment's kept ones
+# (experiments/results/paper-v2/runs/{ferry,gripper}__nlm__tn__learn__hff__s0); the packages the
+# device image lacks: benchmarks/cuda_wheels.sh. Each step has its own time limit, so that one that hangs leaves the rest their time; the log
 # goes to OUT_DIR/cuda_check.log (default: the current directory).
 set -u
 ferry_run=$1 gripper_run=$2 out=${3:-.}
