@@ -283,3 +283,24 @@ def test_astar_whose_keys_outgrow_its_buckets_goes_on_in_a_heap_node_for_node(wr
     expected = (run.plan, run.evaluations, run.expansions, run.cost)
     for result in (buckets, moved):
         assert (result.plan, result.evaluations, result.expansions, result.cost) == expected
+
+
+def test_gbfs_whose_values_outgrow_its_buckets_goes_on_in_a_heap_alike(write_problem, monkeypatch):
+    """GBFS's buckets are keyed by h: values past `open_lists.MAX_KEYS` move the open list into
+    a heap midway, and the search goes on node for node as it would have."""
+    from pddlgym_sl.search import open_lists
+
+    problem = write_problem(domains.generate_problem("ferry", seed=1, locations=6, cars=40))
+    task = load_task(DOMAINS / "ferry" / "domain.pddl", problem)
+    buckets = gbfs(task, "hff", max_evaluations=3000)
+    moves = []
+    to_heap = open_lists.buckets_to_heap
+    monkeypatch.setattr(open_lists, "buckets_to_heap", lambda b, n: moves.append(b) or to_heap(b, n))
+    monkeypatch.setattr(open_lists, "MAX_KEYS", 64)
+    moved = gbfs(task, "hff", max_evaluations=3000)
+    assert len(moves) == 1  # hFF > 64 at the start: 40 cars to board and debark
+    assert (moved.plan, moved.evaluations, moved.expansions) == (
+        buckets.plan,
+        buckets.evaluations,
+        buckets.expansions,
+    )
