@@ -24,6 +24,16 @@ flags into the library's configurations; the modules `agents.supervised`, `agent
 `agents.anytime_curves` only forward ``python -m agents.<name>`` to them.
 """
 
+import os
+
+# Intel MKL (PyTorch's CPU BLAS) may round a matrix product differently with the alignment of its
+# operands, so the same states could get values a few ulps apart in two forward passes; a search
+# with a learned heuristic would then not be reproducible node for node (lockstep against the
+# search alone, a rerun of an evaluation). Strict conditional numerical reproducibility makes
+# MKL's results depend on the inputs alone. MKL reads it when it starts, at the first product,
+# so this holds after ``import torch`` too unless a product ran before; a MKL_CBWR of your own wins.
+os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+
 from pddlgym_sl.cli import exit_at_start
 from pddlgym_sl.errors import MissingExtraError
 from pddlgym_sl.extras import require_extra

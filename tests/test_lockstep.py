@@ -4,6 +4,8 @@ bit for bit), on problems of different sizes, with one or two threads."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -114,6 +116,22 @@ def test_lockstep_is_node_for_node_the_search_alone(ferry_tasks, model, width, t
             np.testing.assert_array_equal(sa, sb)
             np.testing.assert_array_equal(va, vb)  # bit for bit
     assert any(r.solved for r in results) and any(not r.solved for r in results)
+
+
+def test_agents_asks_mkl_for_reproducible_products_unless_told_otherwise():
+    """Without strict reproducibility, MKL rounded the MLP's and STRIPS-HGN's products differently
+    with their operands' alignment on an AMD EPYC here (values a few ulps apart in lockstep and
+    alone: the test above failed with two threads); `agents` sets MKL_CBWR before the first one."""
+    import subprocess
+    import sys
+
+    code = "import os, agents; print(os.environ['MKL_CBWR'])"
+    env = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "AUTO,STRICT"
+    env["MKL_CBWR"] = "COMPATIBLE"
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "COMPATIBLE"
 
 
 @pytest.mark.parametrize("incremental", [False, True], ids=["memo", "memo-references"])
