@@ -9,7 +9,6 @@ touching the files that live writers, here or on other nodes, are writing.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from pddlgym_sl.errors import ConfigError
 
 _HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname()) or "host"
 _TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9_-]+)~(?P<pid>\d+)\.[^.]+\.tmp$")
@@ -90,9 +91,13 @@ def exclusive_lock(path: str | Path, what: str) -> Iterator[None]:
     Two writers of one resumable output (a split being labelled, say) would remove each other's
     scratch files and record those crashes as failed problems; the lock turns that into a clear
     refusal. The kernel drops the lock with its process, so a killed writer never leaves it held
-    (within one machine: on a shared file system across nodes, flock is not reliable)."""
-    from pddlgym_sl.errors import ConfigError
-
+    (within one machine: on a shared file system across nodes, flock is not reliable). Where
+    there is no ``fcntl`` (Windows), the block runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        yield
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as handle:
