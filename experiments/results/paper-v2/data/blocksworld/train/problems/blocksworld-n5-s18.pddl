@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=5, seed=18, split=train
+(define (problem blocksworld-n5-s18-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on-table b2)
+    (on-table b3)
+    (on b4 b2)
+    (on b5 b4)
+    (clear b1)
+    (clear b3)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b2 b4)
+  ))
+)

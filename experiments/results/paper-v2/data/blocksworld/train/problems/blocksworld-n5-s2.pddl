@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=5, seed=2, split=train
+(define (problem blocksworld-n5-s2-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on-table b2)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b1)
+    (clear b2)
+    (clear b4)
+    (clear b5)
+  )
+  (:goal (and
+    (on b2 b5)
+    (on b3 b1)
+    (on b4 b2)
+    (on b5 b3)
+  ))
+)

@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=5, seed=20, split=train
+(define (problem blocksworld-n5-s20-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b1)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b2)
+    (clear b4)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b2)
+    (on b3 b5)
+    (on b5 b4)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=5, seed=25, split=train
+(define (problem blocksworld-n5-s25-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on-table b2)
+    (on b3 b5)
+    (on-table b4)
+    (on-table b5)
+    (clear b1)
+    (clear b2)
+    (clear b3)
+  )
+  (:goal (and
+    (on b1 b4)
+    (on b2 b5)
+    (on b3 b2)
+    (on b4 b3)
+  ))
+)

@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=5, seed=26, split=train
+(define (problem blocksworld-n5-s26-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on b2 b5)
+    (on-table b3)
+    (on b4 b3)
+    (on-table b5)
+    (clear b1)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b2)
+    (on b4 b5)
+    (on b5 b1)
+  ))
+)

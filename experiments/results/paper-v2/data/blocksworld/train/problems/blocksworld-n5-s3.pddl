@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=5, seed=3, split=train
+(define (problem blocksworld-n5-s3-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on b2 b1)
+    (on-table b3)
+    (on b4 b3)
+    (on-table b5)
+    (clear b2)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b3 b4)
+    (on b4 b5)
+    (on b5 b2)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=5, seed=32, split=train
+(define (problem blocksworld-n5-s32-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b4)
+    (clear b1)
+    (clear b2)
+    (clear b3)
+  )
+  (:goal (and
+    (on b2 b4)
+    (on b3 b2)
+    (on b4 b5)
+    (on b5 b1)
+  ))
+)

@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=5, seed=6, split=train
+(define (problem blocksworld-n5-s6-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on-table b2)
+    (on b3 b2)
+    (on-table b4)
+    (on-table b5)
+    (clear b1)
+    (clear b4)
+    (clear b5)
+  )
+  (:goal (and
+    (on b3 b1)
+    (on b4 b2)
+  ))
+)

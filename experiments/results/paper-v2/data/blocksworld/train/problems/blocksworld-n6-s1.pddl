@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=1, split=train
+(define (problem blocksworld-n6-s1-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on-table b2)
+    (on b3 b5)
+    (on b4 b6)
+    (on b5 b4)
+    (on b6 b1)
+    (clear b3)
+  )
+  (:goal (and
+    (on b3 b2)
+    (on b4 b1)
+    (on b5 b4)
+    (on b6 b5)
+  ))
+)

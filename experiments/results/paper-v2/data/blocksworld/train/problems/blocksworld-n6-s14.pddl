@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=14, split=train
+(define (problem blocksworld-n6-s14-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b5)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b1)
+    (on b6 b4)
+    (clear b2)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b3 b5)
+    (on b4 b6)
+    (on b6 b1)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=15, split=train
+(define (problem blocksworld-n6-s15-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b6)
+    (on-table b3)
+    (on b4 b3)
+    (on b5 b1)
+    (on b6 b4)
+    (clear b2)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b4)
+    (on b2 b3)
+    (on b3 b6)
+    (on b5 b1)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=16, split=train
+(define (problem blocksworld-n6-s16-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on-table b2)
+    (on b3 b6)
+    (on b4 b1)
+    (on b5 b2)
+    (on-table b6)
+    (clear b3)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b2 b5)
+    (on b3 b2)
+    (on b4 b1)
+    (on b6 b4)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=19, split=train
+(define (problem blocksworld-n6-s19-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b3)
+    (on b3 b6)
+    (on-table b4)
+    (on b5 b4)
+    (on-table b6)
+    (clear b1)
+    (clear b2)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b3 b4)
+    (on b4 b2)
+    (on b5 b1)
+    (on b6 b5)
+  ))
+)

@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=2, split=train
+(define (problem blocksworld-n6-s2-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b6)
+    (on b2 b3)
+    (on-table b3)
+    (on-table b4)
+    (on-table b5)
+    (on b6 b5)
+    (clear b1)
+    (clear b2)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b2 b4)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=20, split=train
+(define (problem blocksworld-n6-s20-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on-table b2)
+    (on-table b3)
+    (on-table b4)
+    (on-table b5)
+    (on-table b6)
+    (clear b1)
+    (clear b2)
+    (clear b3)
+    (clear b4)
+    (clear b6)
+  )
+  (:goal (and
+    (on b4 b3)
+    (on b5 b6)
+  ))
+)

@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=21, split=train
+(define (problem blocksworld-n6-s21-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on-table b2)
+    (on b3 b4)
+    (on b4 b5)
+    (on b5 b1)
+    (on-table b6)
+    (clear b2)
+    (clear b3)
+    (clear b6)
+  )
+  (:goal (and
+    (on b3 b2)
+    (on b5 b4)
+  ))
+)

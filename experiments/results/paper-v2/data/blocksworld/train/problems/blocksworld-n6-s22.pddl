@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=22, split=train
+(define (problem blocksworld-n6-s22-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b6)
+    (on b3 b4)
+    (on b4 b1)
+    (on-table b5)
+    (on b6 b3)
+    (clear b2)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b2 b5)
+    (on b3 b2)
+    (on b4 b6)
+    (on b5 b4)
+  ))
+)

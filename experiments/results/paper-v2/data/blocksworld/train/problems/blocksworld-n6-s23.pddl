@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=23, split=train
+(define (problem blocksworld-n6-s23-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b6)
+    (on b3 b1)
+    (on b4 b3)
+    (on-table b5)
+    (on-table b6)
+    (clear b2)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b2)
+    (on b2 b4)
+    (on b3 b6)
+    (on b5 b1)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=24, split=train
+(define (problem blocksworld-n6-s24-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on b2 b1)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b2)
+    (on-table b6)
+    (clear b3)
+    (clear b5)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b2)
+    (on b5 b3)
+    (on b6 b4)
+  ))
+)

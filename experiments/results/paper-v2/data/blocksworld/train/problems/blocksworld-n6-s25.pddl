@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=25, split=train
+(define (problem blocksworld-n6-s25-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on-table b2)
+    (on b3 b1)
+    (on-table b4)
+    (on b5 b2)
+    (on-table b6)
+    (clear b3)
+    (clear b4)
+    (clear b5)
+    (clear b6)
+  )
+  (:goal (and
+    (on b4 b5)
+    (on b5 b6)
+  ))
+)

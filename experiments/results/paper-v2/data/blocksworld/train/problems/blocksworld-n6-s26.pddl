@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=26, split=train
+(define (problem blocksworld-n6-s26-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b6)
+    (on b2 b1)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b2)
+    (on b6 b4)
+    (clear b3)
+    (clear b5)
+  )
+  (:goal (and
+    (on b2 b4)
+    (on b3 b2)
+    (on b4 b5)
+    (on b5 b6)
+  ))
+)

@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=28, split=train
+(define (problem blocksworld-n6-s28-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b6)
+    (on-table b2)
+    (on b3 b1)
+    (on b4 b2)
+    (on b5 b3)
+    (on b6 b4)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b2 b1)
+    (on b3 b6)
+    (on b5 b4)
+  ))
+)

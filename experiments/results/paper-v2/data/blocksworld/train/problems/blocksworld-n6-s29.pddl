@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=29, split=train
+(define (problem blocksworld-n6-s29-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on-table b2)
+    (on b3 b1)
+    (on-table b4)
+    (on b5 b6)
+    (on b6 b2)
+    (clear b3)
+    (clear b4)
+    (clear b5)
+  )
+  (:goal (and
+    (on b2 b6)
+    (on b3 b5)
+    (on b5 b4)
+    (on b6 b3)
+  ))
+)

@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=31, split=train
+(define (problem blocksworld-n6-s31-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b1)
+    (on-table b3)
+    (on-table b4)
+    (on-table b5)
+    (on b6 b2)
+    (clear b4)
+    (clear b5)
+    (clear b6)
+  )
+  (:goal (and
+    (on b2 b3)
+    (on b5 b2)
+  ))
+)

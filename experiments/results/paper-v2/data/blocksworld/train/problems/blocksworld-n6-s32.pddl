@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=32, split=train
+(define (problem blocksworld-n6-s32-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on b3 b2)
+    (on-table b4)
+    (on b5 b6)
+    (on-table b6)
+    (clear b1)
+    (clear b3)
+    (clear b4)
+  )
+  (:goal (and
+    (on b2 b5)
+    (on b5 b4)
+    (on b6 b3)
+  ))
+)

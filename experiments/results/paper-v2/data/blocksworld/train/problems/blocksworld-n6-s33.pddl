@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=33, split=train
+(define (problem blocksworld-n6-s33-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b6)
+    (on b3 b1)
+    (on-table b4)
+    (on-table b5)
+    (on b6 b4)
+    (clear b2)
+    (clear b3)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b4 b2)
+    (on b5 b1)
+  ))
+)

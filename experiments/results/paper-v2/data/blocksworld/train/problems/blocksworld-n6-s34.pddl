@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=34, split=train
+(define (problem blocksworld-n6-s34-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on b3 b2)
+    (on b4 b3)
+    (on b5 b6)
+    (on b6 b1)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b2)
+    (on b2 b3)
+    (on b4 b5)
+    (on b5 b6)
+  ))
+)

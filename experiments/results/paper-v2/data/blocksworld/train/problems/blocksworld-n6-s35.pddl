@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=35, split=train
+(define (problem blocksworld-n6-s35-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on-table b2)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b1)
+    (on b6 b5)
+    (clear b2)
+    (clear b4)
+    (clear b6)
+  )
+  (:goal (and
+    (on b2 b1)
+    (on b5 b4)
+    (on b6 b2)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=38, split=train
+(define (problem blocksworld-n6-s38-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b6)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b4)
+    (on b6 b1)
+    (clear b2)
+    (clear b5)
+  )
+  (:goal (and
+    (on b2 b5)
+    (on b3 b6)
+    (on b4 b3)
+    (on b6 b1)
+  ))
+)

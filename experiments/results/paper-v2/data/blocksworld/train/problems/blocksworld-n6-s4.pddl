@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=6, seed=4, split=train
+(define (problem blocksworld-n6-s4-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on-table b2)
+    (on b3 b5)
+    (on-table b4)
+    (on b5 b4)
+    (on b6 b3)
+    (clear b1)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b2)
+    (on b3 b4)
+  ))
+)

@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=6, seed=6, split=train
+(define (problem blocksworld-n6-s6-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on b3 b6)
+    (on b4 b2)
+    (on-table b5)
+    (on b6 b4)
+    (clear b1)
+    (clear b3)
+  )
+  (:goal (and
+    (on b3 b5)
+    (on b4 b2)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=7, split=train
+(define (problem blocksworld-n6-s7-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b6)
+    (on-table b2)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b4)
+    (on b6 b3)
+    (clear b1)
+    (clear b2)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b5 b2)
+    (on b6 b1)
+  ))
+)

@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=6, seed=8, split=train
+(define (problem blocksworld-n6-s8-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on b2 b3)
+    (on-table b3)
+    (on b4 b5)
+    (on b5 b6)
+    (on-table b6)
+    (clear b1)
+    (clear b4)
+  )
+  (:goal (and
+    (on b2 b1)
+    (on b4 b5)
+  ))
+)

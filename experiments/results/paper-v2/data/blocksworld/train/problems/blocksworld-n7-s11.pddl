@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=7, seed=11, split=train
+(define (problem blocksworld-n7-s11-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b3)
+    (on b3 b6)
+    (on b4 b7)
+    (on-table b5)
+    (on-table b6)
+    (on b7 b2)
+    (clear b1)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b6)
+    (on b2 b1)
+    (on b6 b3)
+    (on b7 b5)
+  ))
+)

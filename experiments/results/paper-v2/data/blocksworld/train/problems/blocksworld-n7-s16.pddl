@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=16, split=train
+(define (problem blocksworld-n7-s16-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b3)
+    (on b3 b7)
+    (on-table b4)
+    (on b5 b6)
+    (on-table b6)
+    (on b7 b4)
+    (clear b1)
+    (clear b2)
+  )
+  (:goal (and
+    (on b1 b2)
+    (on b3 b7)
+    (on b7 b6)
+  ))
+)

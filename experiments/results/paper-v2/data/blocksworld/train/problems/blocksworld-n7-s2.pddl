@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=7, seed=2, split=train
+(define (problem blocksworld-n7-s2-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b7)
+    (on b3 b2)
+    (on b4 b1)
+    (on b5 b4)
+    (on-table b6)
+    (on b7 b5)
+    (clear b3)
+    (clear b6)
+  )
+  (:goal (and
+    (on b2 b7)
+    (on b3 b5)
+    (on b5 b6)
+    (on b7 b4)
+  ))
+)

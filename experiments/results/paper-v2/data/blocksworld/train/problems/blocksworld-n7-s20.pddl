@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=7, seed=20, split=train
+(define (problem blocksworld-n7-s20-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b5)
+    (on b3 b7)
+    (on b4 b2)
+    (on b5 b1)
+    (on-table b6)
+    (on b7 b6)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b4)
+    (on b2 b3)
+    (on b3 b1)
+    (on b4 b6)
+    (on b7 b5)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=7, seed=22, split=train
+(define (problem blocksworld-n7-s22-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b3)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b2)
+    (on-table b6)
+    (on b7 b4)
+    (clear b1)
+    (clear b6)
+    (clear b7)
+  )
+  (:goal (and
+    (on b2 b7)
+    (on b5 b3)
+    (on b6 b4)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=7, seed=25, split=train
+(define (problem blocksworld-n7-s25-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on b3 b4)
+    (on b4 b7)
+    (on b5 b1)
+    (on-table b6)
+    (on b7 b2)
+    (clear b3)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b5 b6)
+    (on b6 b2)
+    (on b7 b4)
+  ))
+)

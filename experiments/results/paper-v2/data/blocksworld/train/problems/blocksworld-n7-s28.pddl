@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=7, seed=28, split=train
+(define (problem blocksworld-n7-s28-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on-table b2)
+    (on b3 b7)
+    (on b4 b2)
+    (on b5 b6)
+    (on b6 b3)
+    (on b7 b1)
+    (clear b5)
+  )
+  (:goal (and
+    (on b3 b5)
+    (on b4 b2)
+    (on b7 b3)
+  ))
+)

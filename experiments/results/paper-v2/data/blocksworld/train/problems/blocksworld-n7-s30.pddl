@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=30, split=train
+(define (problem blocksworld-n7-s30-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b1)
+    (on-table b3)
+    (on b4 b7)
+    (on b5 b6)
+    (on b6 b2)
+    (on b7 b5)
+    (clear b4)
+  )
+  (:goal (and
+    (on b2 b7)
+    (on b4 b5)
+    (on b5 b1)
+    (on b6 b2)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=35, split=train
+(define (problem blocksworld-n7-s35-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b7)
+    (on b3 b5)
+    (on b4 b2)
+    (on-table b5)
+    (on b6 b3)
+    (on b7 b6)
+    (clear b1)
+    (clear b4)
+  )
+  (:goal (and
+    (on b4 b7)
+    (on b6 b5)
+    (on b7 b3)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=37, split=train
+(define (problem blocksworld-n7-s37-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on b2 b4)
+    (on-table b3)
+    (on b4 b5)
+    (on b5 b7)
+    (on b6 b3)
+    (on b7 b6)
+    (clear b1)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b2 b7)
+    (on b3 b4)
+    (on b6 b3)
+  ))
+)

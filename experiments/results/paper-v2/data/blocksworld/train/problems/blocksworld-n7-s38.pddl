@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=38, split=train
+(define (problem blocksworld-n7-s38-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on-table b2)
+    (on b3 b5)
+    (on b4 b1)
+    (on b5 b6)
+    (on b6 b7)
+    (on-table b7)
+    (clear b2)
+    (clear b4)
+  )
+  (:goal (and
+    (on b2 b5)
+    (on b5 b1)
+    (on b6 b4)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=7, seed=7, split=train
+(define (problem blocksworld-n7-s7-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on-table b2)
+    (on b3 b7)
+    (on-table b4)
+    (on b5 b1)
+    (on b6 b2)
+    (on b7 b5)
+    (clear b3)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b2 b4)
+    (on b4 b3)
+    (on b6 b2)
+  ))
+)

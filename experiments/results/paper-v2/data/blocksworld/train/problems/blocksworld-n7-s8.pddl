@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=8, split=train
+(define (problem blocksworld-n7-s8-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on b2 b7)
+    (on b3 b5)
+    (on b4 b6)
+    (on b5 b2)
+    (on-table b6)
+    (on b7 b1)
+    (clear b3)
+  )
+  (:goal (and
+    (on b3 b2)
+    (on b4 b3)
+    (on b6 b1)
+    (on b7 b5)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=9, seed=11, split=train
+(define (problem blocksworld-n9-s11-train)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7 b8 b9)
+  (:init
+    (arm-empty)
+    (on b1 b5)
+    (on b2 b4)
+    (on b3 b6)
+    (on b4 b7)
+    (on-table b5)
+    (on b6 b1)
+    (on b7 b8)
+    (on b8 b3)
+    (on b9 b2)
+    (clear b9)
+  )
+  (:goal (and
+    (on b7 b9)
+    (on b8 b6)
+  ))
+)

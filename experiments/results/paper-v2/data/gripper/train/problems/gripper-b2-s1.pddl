@@ -1,0 +1,22 @@
+; domains.gripper.generator: balls=2, seed=1, split=train
+(define (problem gripper-b2-s1-train)
+  (:domain gripper)
+  (:objects rooma roomb left right ball0 ball1)
+  (:init
+    (room rooma)
+    (room roomb)
+    (gripper left)
+    (gripper right)
+    (ball ball0)
+    (ball ball1)
+    (free left)
+    (free right)
+    (at ball0 rooma)
+    (at ball1 rooma)
+    (at-robby roomb)
+  )
+  (:goal (and
+    (at ball0 rooma)
+    (at ball1 roomb)
+  ))
+)
