@@ -22,10 +22,10 @@ A file is copied when the target lacks it or holds other bytes; nothing is ever 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
+
+from pddlgym_sl.io import atomic_write_bytes
 
 RUN_FILES = ("*.json", "*.md", "*.csv", "best.safetensors")
 """What is kept of a finished run and its evaluations (relative names, matched anywhere below it)."""
@@ -33,13 +33,12 @@ SKIPPED_DIRS = frozenset({"logs", "scratch", "snapshots"})
 
 
 def _copy_if_new(src: Path, dst: Path) -> bool:
-    """Copy `src` to `dst` (through a temporary beside it) unless `dst` has the same bytes."""
-    if dst.is_file() and dst.stat().st_size == src.stat().st_size and dst.read_bytes() == src.read_bytes():
+    """Copy `src` to `dst` atomically (`pddlgym_sl.io.atomic_write_bytes`: its temporary names the
+    writer, so two drivers may share a store) unless `dst` has the same bytes."""
+    data = src.read_bytes()
+    if dst.is_file() and dst.stat().st_size == len(data) and dst.read_bytes() == data:
         return False
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")  # two drivers may share a store
-    shutil.copyfile(src, tmp)
-    tmp.replace(dst)
+    atomic_write_bytes(dst, data)
     return True
 
 

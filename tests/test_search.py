@@ -264,20 +264,26 @@ def test_a_time_limit_stops_a_python_heuristic_between_slices(tmp_path, monkeypa
     assert 1 < result.evaluations < successors
 
 
+def _buckets_outgrown_at_64_keys(monkeypatch) -> list:
+    """Let a bucket queue hold at most 64 keys (its first size) and record each move into a heap."""
+    from pddlgym_sl.search import open_lists
+
+    moves: list = []
+    to_heap = open_lists.buckets_to_heap
+    monkeypatch.setattr(open_lists, "buckets_to_heap", lambda b, n: moves.append(b) or to_heap(b, n))
+    monkeypatch.setattr(open_lists, "MAX_KEYS", 64)
+    return moves
+
+
 def test_astar_whose_keys_outgrow_its_buckets_goes_on_in_a_heap_node_for_node(write_problem, monkeypatch):
     """A* with integer values keeps its open list in buckets keyed by (f, h); where the keys would
     exceed `open_lists.MAX_KEYS` (huge action costs), the same entries move into a heap midway.
     Both give Fast Downward's search, node for node."""
-    from pddlgym_sl.search import open_lists
-
     problem = write_problem(domains.generate_problem("ferry", seed=3, locations=5, cars=5))
     task = load_task(DOMAINS / "ferry" / "domain.pddl", problem)
     run = run_fast_downward(DOMAINS / "ferry" / "domain.pddl", problem, "astar(lmcut())", time_limit=60)
     buckets = astar(task, "lmcut", max_evaluations=None)
-    moves = []
-    to_heap = open_lists.buckets_to_heap
-    monkeypatch.setattr(open_lists, "buckets_to_heap", lambda b, n: moves.append(b) or to_heap(b, n))
-    monkeypatch.setattr(open_lists, "MAX_KEYS", 64)  # the first buckets' keys: f (f + 1) / 2 + h < 64
+    moves = _buckets_outgrown_at_64_keys(monkeypatch)  # the first buckets' keys: f (f + 1) / 2 + h < 64
     moved = astar(task, "lmcut", max_evaluations=None)
     assert len(moves) == 1 and run.cost >= 11  # a key of f = 11 or more asked for more keys
     expected = (run.plan, run.evaluations, run.expansions, run.cost)
@@ -288,15 +294,10 @@ def test_astar_whose_keys_outgrow_its_buckets_goes_on_in_a_heap_node_for_node(wr
 def test_gbfs_whose_values_outgrow_its_buckets_goes_on_in_a_heap_alike(write_problem, monkeypatch):
     """GBFS's buckets are keyed by h: values past `open_lists.MAX_KEYS` move the open list into
     a heap midway, and the search goes on node for node as it would have."""
-    from pddlgym_sl.search import open_lists
-
     problem = write_problem(domains.generate_problem("ferry", seed=1, locations=6, cars=40))
     task = load_task(DOMAINS / "ferry" / "domain.pddl", problem)
     buckets = gbfs(task, "hff", max_evaluations=3000)
-    moves = []
-    to_heap = open_lists.buckets_to_heap
-    monkeypatch.setattr(open_lists, "buckets_to_heap", lambda b, n: moves.append(b) or to_heap(b, n))
-    monkeypatch.setattr(open_lists, "MAX_KEYS", 64)
+    moves = _buckets_outgrown_at_64_keys(monkeypatch)
     moved = gbfs(task, "hff", max_evaluations=3000)
     assert len(moves) == 1  # hFF > 64 at the start: 40 cars to board and debark
     assert (moved.plan, moved.evaluations, moved.expansions) == (

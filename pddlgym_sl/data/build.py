@@ -103,86 +103,66 @@ def build_split(
         )
     split_dir.mkdir(parents=True, exist_ok=True)
     with exclusive_lock(split_dir / ".lock", f"the split {split_dir}"):  # one builder per split
-        return _build_split(
-            domain, domain_file, split, slots, split_dir, config, jobs, progress, rebuild, upper,
-            stop_after, backend, address,
-        )  # fmt: skip
+        stale = _stale_core(split_dir)
+        if stale is not None:
+            if not rebuild:
+                check_core(stale, split_dir)
+            for name in _SPLIT_CONTENTS:
+                path = split_dir / name
+                if path.is_dir():
+                    shutil.rmtree(path)
+                elif path.exists():
+                    path.unlink()
+        remove_orphaned_temporaries(split_dir)  # what workers killed mid-write left
+        atomic_write_bytes(split_dir / "domain.pddl", Path(domain_file).read_bytes())  # self-contained split
+        started = time.time()
+        done = read_records(split_dir)
+        pending = [s for s in slots if slot_name(s) not in done]
+        bar = tqdm(
+            total=len(slots),
+            initial=len(slots) - len(pending),
+            desc=f"{domain}/{split}",
+            unit="problem",
+            disable=not progress,
+            dynamic_ncols=True,
+        )
+        counts = {"solved": sum(r["status"] == "solved" for r in done.values())}
+        counts["failed"] = len(done) - counts["solved"]
+        records = dict(done)
 
+        def keep_going() -> bool:
+            if stop_after is not None and _failure_run(slots, records) >= stop_after:
+                bar.set_description(f"{domain}/{split} (stopped after {stop_after} failures in a row)")
+                return False
+            return True
 
-def _build_split(
-    domain: str,
-    domain_file: Path,
-    split: str,
-    slots: Sequence[ProblemSpec | Path],
-    split_dir: Path,
-    config: SolveConfig,
-    jobs: int,
-    progress: bool,
-    rebuild: bool,
-    upper: bool,
-    stop_after: int | None,
-    backend: str,
-    address: str | None,
-) -> dict[str, Any]:
-    stale = _stale_core(split_dir)
-    if stale is not None:
-        if not rebuild:
-            check_core(stale, split_dir)
-        for name in _SPLIT_CONTENTS:
-            path = split_dir / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
-    split_dir.mkdir(parents=True, exist_ok=True)
-    remove_orphaned_temporaries(split_dir)  # what workers killed mid-write left
-    atomic_write_bytes(split_dir / "domain.pddl", Path(domain_file).read_bytes())  # self-contained split
-    started = time.time()
-    done = read_records(split_dir)
-    pending = [s for s in slots if slot_name(s) not in done]
-    bar = tqdm(
-        total=len(slots),
-        initial=len(slots) - len(pending),
-        desc=f"{domain}/{split}",
-        unit="problem",
-        disable=not progress,
-        dynamic_ncols=True,
-    )
-    counts = {"solved": sum(r["status"] == "solved" for r in done.values())}
-    counts["failed"] = len(done) - counts["solved"]
-    records = dict(done)
+        def finished(unit: Unit, record: dict[str, Any]) -> None:
+            records[record["slot"]] = record
+            counts[record["status"]] += 1
+            bar.update(1)
+            bar.set_postfix(counts)
 
-    def keep_going() -> bool:
-        if stop_after is not None and _failure_run(slots, records) >= stop_after:
-            bar.set_description(f"{domain}/{split} (stopped after {stop_after} failures in a row)")
-            return False
-        return True
-
-    def finished(unit: Unit, record: dict[str, Any]) -> None:
-        records[record["slot"]] = record
-        counts[record["status"]] += 1
-        bar.update(1)
-        bar.set_postfix(counts)
-
-    where = Backend(backend, jobs, address)
-    units = [Unit(slot_name(s), (s, domain_file, split_dir, config)) for s in pending]
-    try:
-        if where.kind == "ray" or where.jobs > 1:
-            _compile_kernels()
-        run_units(_solve, units, where, on_result=finished, keep_going=keep_going)
-    except KeyboardInterrupt as exc:
-        n = len(read_records(split_dir))
-        note_kept(exc, f"{n} of {len(slots)} problems of {domain}/{split} are finished, kept in {split_dir}")
-        raise
-    finally:
-        bar.close()
-    _add_missing_siblings(split_dir, progress)
-    manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
-    if manifest["summary"]["solved"]:
-        consolidate(split_dir)
-        if upper:
-            manifest["upper"] = add_upper(split_dir, progress=progress)
-    return manifest
+        where = Backend(backend, jobs, address)
+        units = [Unit(slot_name(s), (s, domain_file, split_dir, config)) for s in pending]
+        try:
+            if where.kind == "ray" or where.jobs > 1:
+                _compile_kernels()
+            run_units(_solve, units, where, on_result=finished, keep_going=keep_going)
+        except KeyboardInterrupt as exc:
+            n = len(read_records(split_dir))
+            note_kept(
+                exc, f"{n} of {len(slots)} problems of {domain}/{split} are finished, kept in {split_dir}"
+            )
+            raise
+        finally:
+            bar.close()
+        _add_missing_siblings(split_dir, progress)
+        manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
+        if manifest["summary"]["solved"]:
+            consolidate(split_dir)
+            if upper:
+                manifest["upper"] = add_upper(split_dir, progress=progress)
+        return manifest
 
 
 def _add_missing_siblings(split_dir: Path, progress: bool) -> int:
