@@ -92,7 +92,8 @@ def exclusive_lock(path: str | Path, what: str) -> Iterator[None]:
     scratch files and record those crashes as failed problems; the lock turns that into a clear
     refusal. The kernel drops the lock with its process, so a killed writer never leaves it held
     (within one machine: on a shared file system across nodes, flock is not reliable). Where
-    there is no ``fcntl`` (Windows), the block runs unlocked."""
+    there is no ``fcntl`` (Windows), the block runs unlocked. The pid is cleared on release, so a
+    finished output holds an empty lock file whichever process or machine wrote it."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not a POSIX system
@@ -117,4 +118,5 @@ def exclusive_lock(path: str | Path, what: str) -> Iterator[None]:
         try:
             yield
         finally:
+            handle.truncate(0)  # before unlocking: the next holder's pid is never cleared
             fcntl.flock(handle, fcntl.LOCK_UN)

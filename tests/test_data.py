@@ -207,3 +207,4 @@ def test_a_second_builder_of_the_same_split_is_refused(tmp_path):
     assert not (split_dir / "records").exists()
     manifest = build_split("ferry", FERRY, "train", _specs(1), split_dir, config, progress=False)
     assert manifest["summary"]["solved"] == 1
+    assert (split_dir / ".lock").read_bytes() == b""  # released: no pid left behind
