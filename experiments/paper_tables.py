@@ -15,7 +15,9 @@ resuming where it stopped; a rerun of this script skips what is finished:
    seed 0 of every cell finishes before any seed 1; training steps and seeds per model from
    `BUDGETS`; each run plans on all 100 ``plan`` problems (10,000 evaluations each), beside the
    hFF baseline on the same problems.
-3. **report**: ``python -m agents.report OUT --out OUT/report`` (Tables 1 and 2 as markdown).
+3. **report**: ``python -m agents.report OUT --out OUT/report --nll`` (Tables 1 and 2 as markdown
+   and CSV, with the test NLL), then ``python experiments/paper_compare.py OUT/report --out
+   OUT/report/beside_paper.md`` (ours beside the paper's published numbers, cell by cell).
 
 What is finished is also kept in ``--store`` (default ``experiments/results/paper-v2``, tracked by
 git; `experiments.results_store`): copied there after every step, and copied back into ``--data``
@@ -94,6 +96,15 @@ def cell_commands(args: argparse.Namespace) -> list[list[str]]:
     return commands
 
 
+def report_commands(args: argparse.Namespace) -> list[list[str]]:
+    """Tables 1-2 of what has run (with the test NLL), then the same beside the paper's numbers."""
+    report = args.out / "report"
+    return [
+        ["agents.report", str(args.out), "--out", str(report), "--nll"],
+        ["experiments.paper_compare", str(report), "--out", str(report / "beside_paper.md")],
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
@@ -121,7 +132,7 @@ def main() -> None:
     commands = label_commands(args)
     if not args.labels_only:
         commands += cell_commands(args)
-        commands.append(["agents.report", str(args.out), "--out", str(args.out / "report")])
+        commands += report_commands(args)
     failed = []
     try:
         with stop_on_signals():

@@ -93,3 +93,14 @@ def test_a_failed_step_does_not_stop_the_others_and_finished_ones_are_stored(mon
     )
     stored = sorted(p.name for p in (store / "data" / "ferry" / "train" / "records").iterdir())
     assert stored == ["slot1.json", "slot2.json", "slot3.json"]  # the failed step's finished work too
+
+
+def test_the_report_has_the_nll_and_sets_ours_beside_the_paper(tmp_path):
+    table, beside = experiment.report_commands(_args(tmp_path))
+    assert (
+        table[0] == "agents.report"
+        and "--nll" in table
+        and _flag(table, "--out") == str(tmp_path / "runs/report")
+    )
+    assert beside[:2] == ["experiments.paper_compare", str(tmp_path / "runs/report")]
+    assert _flag(beside, "--out") == str(tmp_path / "runs/report/beside_paper.md")

@@ -1,0 +1,149 @@
+"""Our Tables 1-2 beside the paper's, cell by cell (the README's and docs/paper.md's comparison).
+
+    python experiments/paper_compare.py [REPORT] [--published experiments/paper_published.csv]
+        [--out FILE]
+
+``REPORT`` is an `agents.report` output folder (default: the paper experiment's store,
+``experiments/results/paper-v2/report``): its ``table1.csv`` (test MSE, NLL) and ``table2.csv``
+(coverage, mean evaluations) are ours. ``experiments/paper_published.csv`` holds the paper's numbers
+in the same long format, transcribed from its appendix (Tables 4-5: NLM, 6-7: STRIPS-HGN, 8-9:
+linear regression; Tables 4-5 repeat the main Tables 1-2 with every configuration, Table 5's
+standard deviations updated), one row per (table, model, domain, configuration, distribution,
+metric) with the source table named. Per model, one markdown table for test MSE and one for
+planning, with the paper's main cells (`experiments.paper_tables.CELLS`; N also with +clip) as
+columns and each cell ``ours · paper``; a cell with no finished run of ours reads ``–``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the checkout's root
+    sys.path.insert(0, str(ROOT))
+
+from experiments.paper_tables import CELLS, DOMAINS  # noqa: E402
+
+PUBLISHED = ROOT / "experiments" / "paper_published.csv"
+MODELS = {"nlm": "NLM", "hgn": "STRIPS-HGN", "linear": "linear regression"}
+Key = tuple[str, str, str, str, str, str]
+"""(table, model, domain, config, dist, metric); baselines have config ``""`` and dist hFF/hLMcut."""
+
+
+def columns() -> list[tuple[str, str]]:
+    """The compared cells as (config, dist): each of `CELLS`, an N cell also with +clip."""
+    cells = []
+    for name, (_, _, dist) in CELLS.items():
+        config = name.rsplit(" ", 1)[0]
+        cells.append((config, dist.upper()))
+        if dist == "n":
+            cells.append((config, "N+clip"))
+    return cells
+
+
+def read(path: Path) -> dict[Key, tuple[float, float | None, int]]:
+    """A long-format table (ours or the paper's) as key -> (mean, std or None, seeds); rows
+    without a mean (cells with no finished run) and ``#`` comment lines are left out."""
+    table = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(line for line in f if not line.startswith("#")):
+            if not row["mean"]:
+                continue
+            key = tuple(row[k] for k in ("table", "model", "domain", "config", "dist", "metric"))
+            std = float(row["std"]) if row.get("std") else None
+            table[key] = (float(row["mean"]), std, int(row.get("n_seeds") or 0))
+    return table
+
+
+def number(value: float, metric: str) -> str:
+    if metric == "mean_evaluations":
+        return f"{value:.0f}"
+    if metric == "coverage":
+        return f"{value:.2f}"
+    return f"{value:.2e}" if abs(value) >= 1e5 else f"{value:.2f}"
+
+
+def ours_cell(entry: tuple[float, float | None, int] | None, metric: str, baseline: bool) -> str:
+    """Our ``mean±std`` (the std over more than one seed; none for a baseline, which does not
+    depend on the seed), or –."""
+    if entry is None:
+        return "–"
+    mean, std, n = entry
+    text = number(mean, metric)
+    return text + (f"±{number(std, metric)}" if std is not None and n > 1 and not baseline else "")
+
+
+def paper_cell(entry: tuple[float, float | None, int] | None) -> str:
+    """The paper's ``mean±std`` at its own printed precision, or –."""
+    if entry is None:
+        return "–"
+    mean, std, _ = entry
+    return f"{mean:g}" + ("" if std is None else f"±{std:g}")
+
+
+def render(ours: dict, paper: dict, domains: list[str]) -> str:
+    cells = columns()
+    lines = []
+    for model, label in MODELS.items():
+        specs = [
+            (
+                "table1",
+                "Table 1: test MSE and NLL",
+                [("mse", "MSE"), ("nll", "NLL")],
+                [("hFF", "hFF"), ("hLMcut", "hLMcut")],
+            ),
+            (
+                "table2",
+                "Table 2: planning on the 100 `plan` problems, 10,000 evaluations each",
+                [("coverage", "coverage"), ("mean_evaluations", "evaluations")],
+                [("hFF", "hFF")],
+            ),
+        ]
+        for table, title, metrics, baselines in specs:
+            head = [name for _, name in baselines] + [f"{c} {d}" for c, d in cells]
+            lines += [f"**{label}, {title}** (ours · paper)", ""]
+            lines += ["| domain | metric | " + " | ".join(head) + " |"]
+            lines += ["| --- | --- | " + " | ".join("--:" for _ in head) + " |"]
+            for domain in domains:
+                for metric, metric_label in metrics:
+                    keys = [("", b) for b, _ in baselines] + cells
+                    row = []
+                    for config, dist in keys:
+                        key = (table, model, domain, config, dist, metric)
+                        ours_text = ours_cell(ours.get(key), metric, baseline=not config)
+                        row.append(f"{ours_text} · {paper_cell(paper.get(key))}")
+                    lines.append(f"| {domain} | {metric_label} | " + " | ".join(row) + " |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def seeds_note(ours: dict) -> str:
+    counts = sorted({n for key, (_, _, n) in ours.items() if key[3]})
+    return f"ours: mean over {'/'.join(map(str, counts)) or 'no'} seed(s) per cell (± over more than one)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("report", nargs="?", type=Path, default=ROOT / "experiments/results/paper-v2/report")
+    parser.add_argument("--published", type=Path, default=PUBLISHED)
+    parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
+    parser.add_argument("--out", type=Path, help="write the markdown here (default: print it)")
+    args = parser.parse_args()
+    ours = read(args.report / "table1.csv") | read(args.report / "table2.csv")
+    text = f"{seeds_note(ours)}; paper: mean±std over 5 seeds.\n\n" + render(
+        ours, read(args.published), args.domains
+    )
+    if args.out is None:
+        print(text)
+        return
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(args.out.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""``experiments/paper_compare.py``: the paper's transcribed numbers cover its whole grid, and our
+report is set beside them cell by cell."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments import paper_compare as compare
+from experiments.paper_tables import DOMAINS
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "table,model,domain,config,sigma,residual,bound,loss,dist,metric,mean,std,n_seeds,n_runs,bold\n"
+
+
+def test_the_published_numbers_cover_every_cell_of_the_papers_appendix_tables():
+    paper = compare.read(compare.PUBLISHED)
+    configs = ("learn/hFF", "learn/none", "fixed/hFF", "fixed/none")
+    for model in compare.MODELS:
+        for domain in DOMAINS:
+            assert ("table1", model, domain, "", "hLMcut", "mse") in paper
+            assert ("table2", model, domain, "", "hFF", "coverage") in paper
+            for config in configs:
+                for dist in ("N", "N+clip", "TN"):
+                    assert ("table1", model, domain, config, dist, "mse") in paper
+                    for metric in ("coverage", "mean_evaluations"):
+                        assert ("table2", model, domain, config, dist, metric) in paper
+    assert len(paper) == 3 * 4 * (14 + 2 * 13) + 4 * 12  # and linear regression's NLL (Table 8)
+
+
+@pytest.mark.parametrize(
+    ("key", "mean", "std"),
+    [  # typed from the paper's appendix, independently of the transcription
+        (("table1", "nlm", "ferry", "fixed/none", "N", "mse"), 118.59, 10.4),  # Table 4
+        (("table1", "nlm", "gripper", "fixed/none", "N+clip", "mse"), 13.38, 14.5),
+        (("table2", "nlm", "blocksworld", "", "hFF", "mean_evaluations"), 9309, None),  # Table 5
+        (("table2", "nlm", "gripper", "learn/hFF", "TN", "mean_evaluations"), 1637, 244),
+        (("table2", "nlm", "visitall", "learn/none", "TN", "coverage"), 1, None),
+        (("table1", "hgn", "ferry", "learn/hFF", "N", "mse"), 8.9e8, 1.8e8),  # Table 6
+        (("table2", "hgn", "gripper", "fixed/none", "TN", "coverage"), 0.63, 0.40),  # Table 7
+        (("table1", "linear", "visitall", "learn/none", "TN", "nll"), 1.5, 0.1),  # Table 8
+        (("table2", "linear", "ferry", "fixed/hFF", "TN", "mean_evaluations"), 7652, 0),  # Table 9
+    ],
+)
+def test_transcribed_values_match_the_paper(key, mean, std):
+    got_mean, got_std, _ = compare.read(compare.PUBLISHED)[key]
+    assert got_mean == pytest.approx(mean) and (got_std is None) == (std is None)
+    assert std is None or got_std == pytest.approx(std)
+
+
+def _report(folder: Path, rows: list[str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for table in ("table1", "table2"):
+        lines = [r for r in rows if r.startswith(table + ",")]
+        (folder / f"{table}.csv").write_text(HEADER + "".join(line + "\n" for line in lines))
+    return folder
+
+
+def test_cells_read_ours_beside_the_papers(tmp_path):
+    report = _report(
+        tmp_path / "report",
+        [
+            "table1,nlm,ferry,,,,,,hFF,mse,8.2971,0.0,2,2,0",
+            "table1,nlm,ferry,learn/hFF,learn,hff,lmcut,nll,TN,mse,1.4962,0.0,1,1,0",
+            "table1,nlm,ferry,fixed/hFF,fixed,hff,lmcut,nll,N,mse,1.25,0.5,3,3,0",
+            "table1,nlm,ferry,fixed/none,fixed,none,lmcut,nll,TN,mse,,,0,0,0",
+            "table2,nlm,ferry,learn/hFF,learn,hff,lmcut,nll,TN,mean_evaluations,770.6,0.0,1,1,0",
+        ],
+    )
+    out = tmp_path / "beside.md"
+    cmd = [
+        sys.executable,
+        "experiments/paper_compare.py",
+        str(report),
+        "--domains",
+        "ferry",
+        "--out",
+        str(out),
+    ]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    nlm_mse = next(line for line in text.splitlines() if line.startswith("| ferry | MSE |"))
+    cells = [c.strip() for c in nlm_mse.strip("|").split("|")][2:]
+    assert cells[0] == "8.30 · 9.77"  # a baseline: no std (it does not depend on the seed)
+    assert cells[2] == "1.50 · 3.45±0.8"  # one seed: no std of ours
+    assert cells[3] == "1.25±0.50 · 2.98±1.4"  # three seeds
+    assert cells[-1] == "– · 9.58±1.5"  # a cell with no finished run
+    assert "| ferry | evaluations | – · 5152 | 771 · 2477±369 |" in text
+    assert "STRIPS-HGN" in text and "linear regression" in text
+
+
+def test_the_stored_experiment_report_renders():
+    report = ROOT / "experiments/results/paper-v2/report"
+    text = compare.render(
+        compare.read(report / "table1.csv") | compare.read(report / "table2.csv"),
+        compare.read(compare.PUBLISHED),
+        list(DOMAINS),
+    )
+    with open(report / "table1.csv", newline="") as f:
+        finished = [r for r in csv.DictReader(f) if r["mean"] and r["config"] and r["metric"] == "mse"]
+    assert finished and f"{float(finished[0]['mean']):.2f} · " in text
