@@ -104,3 +104,18 @@ def test_the_report_has_the_nll_and_sets_ours_beside_the_paper(tmp_path):
     )
     assert beside[:2] == ["experiments.paper_compare", str(tmp_path / "runs/report")]
     assert _flag(beside, "--out") == str(tmp_path / "runs/report/beside_paper.md")
+
+
+def test_blocksworld_is_labelled_up_to_13_blocks():
+    import domains
+
+    cmds = experiment.label_commands(_args(Path("x"), domains=["blocksworld", "ferry"]))
+    limits = {(_flag(c, "--domain"), c[4]): _flag(c, "--limit") if "--limit" in c else None for c in cmds}
+    assert limits == {
+        ("blocksworld", "train"): "342", ("blocksworld", "val"): "99", ("blocksworld", "test-reduced"): None,
+        ("ferry", "train"): None, ("ferry", "val"): None, ("ferry", "test-reduced"): None,
+    }  # fmt: skip
+    for split in ("train", "val"):
+        specs = domains.split_specs("blocksworld", split)
+        kept = {dict(s.params)["blocks"] for s in specs[: experiment.LABEL_LIMITS[("blocksworld", split)]]}
+        assert kept == set(range(5, 14)) and dict(specs[len(specs) - 1].params)["blocks"] == 16
