@@ -22,6 +22,17 @@ planners on the same tasks and WL-GOOSE's published totals (`ipc23_field`). ``--
 on an even spread of one task in K of each set (the same tasks for every configuration);
 ``--address HOST:PORT`` plans on a Ray cluster (one task per worker, its CPU and memory share).
 
+Labels: a learned configuration's domain without labels gets them first, with the command above
+(`label`; it resumes, and consolidates a split restored from the store).
+
+What is finished is also kept in ``--store`` (default ``experiments/results/<runs' name>``, tracked
+by git; `results_store`): the labels, every trained run (with its best weights) and every evaluated
+task, copied there after each step and back into ``--data`` and ``--runs`` before the first, so a
+fresh checkout resumes instead of training and planning again (the 5-minute trainings are not
+reproducible to the step: they stop on the wall clock). ``--no-store`` leaves it alone;
+``--table-only --runs experiments/results/ipc-ecai25/runs --data experiments/results/ipc-ecai25/data``
+tabulates what the store holds.
+
 Every command runs as a subprocess, so what it does is what those commands do. Ctrl-C or SIGTERM
 stops the running command at once with one line, and no command outlives the script.
 """
@@ -38,6 +49,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import results_store
 from ipc23_field import TASKS_PER_DOMAIN, WL_GOOSE_ECAI25, WL_GOOSE_ECAI25_BEST_TOTAL, official_coverage
 
 from pddlgym_sl.data.generate import given_domain_file
@@ -121,8 +133,27 @@ def run(cmd: list[str]) -> None:
         raise subprocess.CalledProcessError(status, cmd)
 
 
+def parallel_flags(args) -> list[str]:
+    return (
+        ["--jobs", str(args.jobs)]
+        if args.address is None
+        else ["--backend", "ray", "--address", args.address]
+    )
+
+
+def label(domain: str, args) -> None:
+    """The domain's training tasks labelled (A* + LM-cut, 60 s and 4 GB each; every 5th task the val
+    split; a size-ordered set given up after 5 failures in a row): resumes, and consolidates."""
+    cmd = ["pddlgym_sl.data.generate", "--problems", str(args.ipc / domain / "training"), "--split", "train"]
+    cmd += ["--val-every", "5", "--out", str(args.data), "--time-limit", "60", "--memory-limit", "4096"]
+    run([*cmd, "--stop-after", "5", *parallel_flags(args), "--quiet"])
+
+
 def train(domain: str, config: str, args) -> Path | None:
-    """The finished run directory of `config` on `domain` (trained now if needed); None without data."""
+    """The finished run directory of `config` on `domain` (labelled and trained now if needed);
+    None without data."""
+    if not (args.data / domain / "train" / "labels.npz").is_file():
+        label(domain, args)
     if not (args.data / domain / "train" / "labels.npz").is_file():
         print(f"{domain}: no labels in {args.data / domain / 'train'}; skipped", flush=True)
         return None
@@ -158,11 +189,7 @@ def evaluate(domain: str, config: str, test_set: str, args) -> None:
     tasks, protocol = args.ipc / domain / test_set, args.protocol
     common = ["--tasks", str(tasks), "--limit", str(protocol.limit), "--time-limit", str(protocol.time_limit)]
     common += ["--out", str(out_dir(domain, config, test_set, args)), "--quiet"]
-    common += (
-        ["--jobs", str(args.jobs)]
-        if args.address is None
-        else ["--backend", "ray", "--address", args.address]
-    )
+    common += parallel_flags(args)
     if protocol.memory_limit is not None:
         common += ["--memory-limit", str(protocol.memory_limit)]
     if protocol.covers_grounding:
@@ -396,22 +423,36 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, default=None, help="default: the protocol's")
     parser.add_argument("--ipc", type=Path, default=IPC)
     parser.add_argument("--table-only", action="store_true", help="print the tables of what is done")
+    parser.add_argument("--store", type=Path, help="tracked folder of what is finished (module docstring)")
+    parser.add_argument("--no-store", action="store_true", help="neither restore from nor save to --store")
     args = parser.parse_args()
     args.protocol = PROTOCOLS[args.protocol]
     args.test_sets = args.test_sets or list(args.protocol.test_sets)
     args.runs = args.runs or Path(args.protocol.runs)
-    args.data, args.runs = (ROOT / p if not p.is_absolute() else p for p in (args.data, args.runs))
+    args.store = args.store or Path("experiments/results") / Path(args.protocol.runs).name
+    args.data, args.runs, args.store = (
+        ROOT / p if not p.is_absolute() else p for p in (args.data, args.runs, args.store)
+    )
     if not args.table_only:
         if not args.ipc.is_dir():
             sys.exit(f"the IPC 2023 LT tasks are not at {args.ipc}")
+        keep = not args.no_store
+        if keep:
+            restored = results_store.restore(args.store, data=args.data, out=args.runs)
+            print(f"restored {restored} finished files from {args.store}", flush=True)
         try:
             with stop_on_signals():
                 for test_set in args.test_sets:  # every domain's easy tasks before any medium one
                     for domain in args.domains:
                         for config in args.configs:
-                            evaluate(domain, config, test_set, args)
+                            try:
+                                evaluate(domain, config, test_set, args)
+                            finally:
+                                if keep:
+                                    results_store.save(args.store, data=args.data, out=args.runs)
         except KeyboardInterrupt as exc:  # the running command is stopped already
-            interrupted(exc, f"finished trainings and evaluations are kept under {args.runs}", now=True)
+            kept = f"finished labels, trainings and evaluations are kept under {args.data} and {args.runs}"
+            interrupted(exc, kept + (f", and in {args.store}" if keep else ""), now=True)
     print(tables(args))
     if args.protocol.covers_grounding:
         print()

@@ -11,7 +11,8 @@ computed twice:
   that has a record;
 - **runs** (``<out>/...``): every ``*.json`` of a run whose training finished (``metrics.json``)
   with its best weights (``best.safetensors``), its evaluations' per-problem results and
-  summaries, and the baselines' evaluations; `agents.sweep` skips a run with ``metrics.json``
+  summaries, and evaluations outside a training run (baselines, `experiments/ipc23_lt.py`'s hFF);
+  `agents.sweep` skips a run with ``metrics.json``
   and `agents.evaluate` a problem with its result. TensorBoard events, resume checkpoints,
   logs and pid files stay behind (large, or only meaningful on the machine that wrote them).
 
@@ -72,13 +73,15 @@ def _kept(directory: Path) -> Iterator[Path]:
 
 
 def run_files(out: Path) -> Iterator[Path]:
-    """The finished files under a sweep's `out`: runs with ``metrics.json``, baselines, the report."""
+    """The finished files under a sweep's `out`: runs with ``metrics.json``, the report, and
+    folders that are no training run (no ``args.json``: baselines, a heuristic's evaluations),
+    whose per-problem results are final once written."""
     if not out.is_dir():
         return
     for child in sorted(out.iterdir()):
         if not child.is_dir() or child.name in SKIPPED_DIRS:
             continue
-        if child.name in ("baselines", "report") or (child / "metrics.json").is_file():
+        if (child / "metrics.json").is_file() or not (child / "args.json").is_file():
             yield from sorted(_kept(child))
 
 

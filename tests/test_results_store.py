@@ -24,7 +24,8 @@ def _write(path: Path, text: str = "{}") -> None:
 
 
 def _runs(out: Path) -> None:
-    """A finished run, an unfinished one, a baseline, the report and the sweep's logs."""
+    """A finished run, an unfinished one, a baseline, a heuristic's evaluation outside any training
+    run (`experiments/ipc23_lt.py`'s ``<domain>-hff``), the report and the sweep's logs."""
     done = out / "ferry__nlm__tn__learn__hff__s0"
     for name in ("args.json", "model.json", "metrics.json", "eval/plan/summary.json"):
         _write(done / name)
@@ -34,6 +35,7 @@ def _runs(out: Path) -> None:
     _write(out / "ferry__nlm__n__fixed__none__s0" / "args.json")
     _write(out / "ferry__nlm__n__fixed__none__s0" / "best.safetensors", "weights")
     _write(out / "baselines" / "ferry__hff" / "eval" / "plan" / "problems" / "p1.json")
+    _write(out / "ferry-hff" / "eval" / "testing-easy" / "problems" / "p01.json")
     _write(out / "report" / "table1.md", "| table |")
     _write(out / "logs" / "job.log", "progress")
 
@@ -41,13 +43,14 @@ def _runs(out: Path) -> None:
 def test_finished_runs_are_kept_without_events_checkpoints_or_logs(tmp_path):
     _runs(tmp_path / "runs")
     store = tmp_path / "store"
-    assert results_store.save(store, out=tmp_path / "runs") == 8
+    assert results_store.save(store, out=tmp_path / "runs") == 9
     run = "runs/ferry__nlm__tn__learn__hff__s0/"
     assert _files(store) == {
         *(run + n for n in ("args.json", "model.json", "metrics.json", "best.safetensors")),
         run + "eval/plan/summary.json",
         run + "eval/plan/problems/p1.json",
         "runs/baselines/ferry__hff/eval/plan/problems/p1.json",
+        "runs/ferry-hff/eval/testing-easy/problems/p01.json",
         "runs/report/table1.md",
     }
     assert results_store.save(store, out=tmp_path / "runs") == 0  # nothing new: nothing copied

@@ -1,0 +1,88 @@
+"""``experiments/ipc23_lt.py`` labels a domain before its first training, keeps what is finished in
+its tracked store after every step, and on a fresh checkout restores it instead of training again."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+@pytest.fixture
+def ipc23_lt(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))  # the script imports its neighbours by name
+    import ipc23_lt
+
+    return ipc23_lt
+
+
+def _flag(cmd: list[str], name: str) -> str:
+    return cmd[cmd.index(name) + 1]
+
+
+def _fake_commands(ran: list[list[str]]):
+    """Stand-ins for our commands that write what the real ones leave behind."""
+
+    def run_command(cmd, cwd, env):
+        cmd = cmd[2:]  # python -m
+        ran.append(cmd)
+        if cmd[0] == "pddlgym_sl.data.generate":
+            split = Path(_flag(cmd, "--out")) / "ferry" / "train"
+            (split / "records").mkdir(parents=True, exist_ok=True)
+            (split / "records" / "p01.json").write_text('{"status": "solved"}')
+            (split / "labels.npz").write_bytes(b"consolidated")
+        elif cmd[0] == "agents.supervised":
+            run = Path(_flag(cmd, "--runs")) / _flag(cmd, "--name")
+            run.mkdir(parents=True)
+            (run / "args.json").write_text("{}")
+            (run / "best.safetensors").write_bytes(b"weights")
+            (run / "metrics.json").write_text("{}")
+        elif cmd[0] == "agents.evaluate":
+            problems = Path(_flag(cmd, "--out")) / "problems"
+            problems.mkdir(parents=True, exist_ok=True)
+            (problems / "p01.json").write_text('{"solved": true, "status": "solved"}')
+        return 0
+
+    return run_command
+
+
+def test_a_fresh_checkout_resumes_from_the_store_without_training_again(ipc23_lt, monkeypatch, tmp_path):
+    (tmp_path / "ipc" / "ferry").mkdir(parents=True)
+    store = tmp_path / "store"
+
+    def main(checkout: str) -> list[list[str]]:
+        ran: list[list[str]] = []
+        monkeypatch.setattr(ipc23_lt, "run_command", _fake_commands(ran))
+        argv = ["ipc23_lt.py", "--domains", "ferry", "--configs", "hff", "wl-rank"]
+        argv += ["--test-sets", "testing-easy", "--ipc", str(tmp_path / "ipc"), "--store", str(store)]
+        argv += ["--data", str(tmp_path / checkout / "data"), "--runs", str(tmp_path / checkout / "runs")]
+        monkeypatch.setattr(sys, "argv", argv)
+        ipc23_lt.main()
+        return ran
+
+    first = main("first")
+    assert [c[0] for c in first] == [
+        "agents.evaluate",  # hFF
+        "pddlgym_sl.data.generate",  # the labels before the first training
+        "agents.supervised",
+        "agents.evaluate",
+    ]
+    generate = first[1]
+    assert _flag(generate, "--problems") == str(tmp_path / "ipc" / "ferry" / "training")
+    assert _flag(generate, "--val-every") == "5" and _flag(generate, "--time-limit") == "60"
+    kept = {str(p.relative_to(store)) for p in store.rglob("*") if p.is_file()}
+    assert kept == {
+        "data/ferry/train/records/p01.json",
+        "runs/ferry-hff/eval/testing-easy/problems/p01.json",
+        "runs/ferry-wl-rank/args.json",
+        "runs/ferry-wl-rank/metrics.json",
+        "runs/ferry-wl-rank/best.safetensors",
+        "runs/ferry-wl-rank/eval/testing-easy/problems/p01.json",
+    }
+
+    again = main("fresh")  # a new checkout: nothing under data/ and runs/ but what the store gives back
+    assert "agents.supervised" not in [c[0] for c in again]  # the restored run is finished
+    assert (tmp_path / "fresh" / "runs" / "ferry-wl-rank" / "best.safetensors").read_bytes() == b"weights"
