@@ -1,7 +1,7 @@
 """Our Tables 1-2 beside the paper's, cell by cell (the README's and docs/paper.md's comparison).
 
     python experiments/paper_compare.py [REPORT] [--published experiments/paper_published.csv]
-        [--out FILE]
+        [--out FILE] [--into PAGE]
 
 ``REPORT`` is an `agents.report` output folder (default: the paper experiment's store,
 ``experiments/results/paper-v2/report``): its ``table1.csv`` (test MSE, NLL) and ``table2.csv``
@@ -12,6 +12,8 @@ standard deviations updated), one row per (table, model, domain, configuration, 
 metric) with the source table named. Per model, one markdown table for test MSE and one for
 planning, with the paper's main cells (`experiments.paper_tables.CELLS`; N also with +clip) as
 columns and each cell ``ours · paper``; a cell with no finished run of ours reads ``–``.
+``--into PAGE`` writes it into a report page between its `BEGIN` and `END` markers (docs/paper.md;
+``tests/test_paper_compare.py`` checks that the page holds what the stored report gives).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if str(ROOT) not in sys.path:  # run as a script: the checkout's root
     sys.path.insert(0, str(ROOT))
 
 from experiments.paper_tables import CELLS, DOMAINS  # noqa: E402
+from pddlgym_sl.io import atomic_write_text  # noqa: E402
 
 PUBLISHED = ROOT / "experiments" / "paper_published.csv"
 MODELS = {"nlm": "NLM", "hgn": "STRIPS-HGN", "linear": "linear regression"}
@@ -125,24 +128,42 @@ def seeds_note(ours: dict) -> str:
     return f"ours: mean over {'/'.join(map(str, counts)) or 'no'} seed(s) per cell (± over more than one)"
 
 
+BEGIN, END = "<!-- paper_compare:begin -->", "<!-- paper_compare:end -->"
+"""The markers of the block that ``--into FILE`` replaces."""
+
+
+def compare(report: Path, published: Path = PUBLISHED, domains: list[str] | None = None) -> str:
+    """The whole comparison of the report folder `report` with the paper's numbers, as markdown."""
+    ours = read(report / "table1.csv") | read(report / "table2.csv")
+    text = render(ours, read(published), list(domains or DOMAINS))
+    return f"{seeds_note(ours)}; paper: mean±std over 5 seeds.\n\n{text}"
+
+
+def into(document: Path, text: str) -> None:
+    """Replace the block between `BEGIN` and `END` in `document` (a report page) by `text`."""
+    page = document.read_text()
+    if page.count(BEGIN) != 1 or page.count(END) != 1 or page.index(BEGIN) > page.index(END):
+        raise SystemExit(f"{document}: needs one {BEGIN} line followed by one {END} line")
+    head, rest = page.split(BEGIN)
+    atomic_write_text(document, f"{head}{BEGIN}\n{text.strip()}\n{END}{rest.split(END, 1)[1]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("report", nargs="?", type=Path, default=ROOT / "experiments/results/paper-v2/report")
     parser.add_argument("--published", type=Path, default=PUBLISHED)
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
     parser.add_argument("--out", type=Path, help="write the markdown here (default: print it)")
+    parser.add_argument("--into", type=Path, help=f"replace the block between {BEGIN} and {END} in this page")
     args = parser.parse_args()
-    ours = read(args.report / "table1.csv") | read(args.report / "table2.csv")
-    text = f"{seeds_note(ours)}; paper: mean±std over 5 seeds.\n\n" + render(
-        ours, read(args.published), args.domains
-    )
-    if args.out is None:
+    text = compare(args.report, args.published, args.domains)
+    if args.into is not None:
+        into(args.into, text)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.out, text)
+    if args.out is None and args.into is None:
         print(text)
-        return
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(args.out.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(args.out)
 
 
 if __name__ == "__main__":
