@@ -22,6 +22,7 @@ import argparse
 import csv
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: the checkout's root
@@ -47,17 +48,30 @@ def columns() -> list[tuple[str, str]]:
     return cells
 
 
-def read(path: Path) -> dict[Key, tuple[float, float | None, int]]:
-    """A long-format table (ours or the paper's) as key -> (mean, std or None, seeds); rows
-    without a mean (cells with no finished run) and ``#`` comment lines are left out."""
+class Entry(NamedTuple):
+    """One cell: its mean and std (None: not given), seeds, and the mean and std as the file
+    prints them (the paper's own precision: ``.76``, ``2.0±.0``)."""
+
+    mean: float
+    std: float | None
+    seeds: int
+    printed: str
+
+
+def read(path: Path) -> dict[Key, Entry]:
+    """A long-format table (ours or the paper's) by key; rows without a mean (cells with no
+    finished run) and ``#`` comment lines are left out."""
     table = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(line for line in f if not line.startswith("#")):
             if not row["mean"]:
                 continue
             key = tuple(row[k] for k in ("table", "model", "domain", "config", "dist", "metric"))
-            std = float(row["std"]) if row.get("std") else None
-            table[key] = (float(row["mean"]), std, int(row.get("n_seeds") or 0))
+            std = row.get("std") or None
+            printed = row["mean"] + (f"±{std}" if std else "")
+            table[key] = Entry(
+                float(row["mean"]), float(std) if std else None, int(row.get("n_seeds") or 0), printed
+            )
     return table
 
 
@@ -69,22 +83,20 @@ def number(value: float, metric: str) -> str:
     return f"{value:.2e}" if abs(value) >= 1e5 else f"{value:.2f}"
 
 
-def ours_cell(entry: tuple[float, float | None, int] | None, metric: str, baseline: bool) -> str:
+def ours_cell(entry: Entry | None, metric: str, baseline: bool) -> str:
     """Our ``mean±std`` (the std over more than one seed; none for a baseline, which does not
     depend on the seed), or –."""
     if entry is None:
         return "–"
-    mean, std, n = entry
-    text = number(mean, metric)
-    return text + (f"±{number(std, metric)}" if std is not None and n > 1 and not baseline else "")
+    text = number(entry.mean, metric)
+    if entry.std is not None and entry.seeds > 1 and not baseline:
+        text += f"±{number(entry.std, metric)}"
+    return text
 
 
-def paper_cell(entry: tuple[float, float | None, int] | None) -> str:
-    """The paper's ``mean±std`` at its own printed precision, or –."""
-    if entry is None:
-        return "–"
-    mean, std, _ = entry
-    return f"{mean:g}" + ("" if std is None else f"±{std:g}")
+def paper_cell(entry: Entry | None) -> str:
+    """The paper's ``mean±std`` as it prints them, or –."""
+    return "–" if entry is None else entry.printed
 
 
 def render(ours: dict, paper: dict, domains: list[str]) -> str:
@@ -124,7 +136,7 @@ def render(ours: dict, paper: dict, domains: list[str]) -> str:
 
 
 def seeds_note(ours: dict) -> str:
-    counts = sorted({n for key, (_, _, n) in ours.items() if key[3]})
+    counts = sorted({entry.seeds for key, entry in ours.items() if key[3]})
     return f"ours: mean over {'/'.join(map(str, counts)) or 'no'} seed(s) per cell (± over more than one)"
 
 
