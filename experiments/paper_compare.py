@@ -76,6 +76,7 @@ def read(path: Path) -> dict[Key, Entry]:
 
 
 def number(value: float, metric: str) -> str:
+    """Ours at the report's precision: evaluations whole, coverage and errors to two places."""
     if metric == "mean_evaluations":
         return f"{value:.0f}"
     if metric == "coverage":
@@ -99,32 +100,31 @@ def paper_cell(entry: Entry | None) -> str:
     return "–" if entry is None else entry.printed
 
 
-def render(ours: dict, paper: dict, domains: list[str]) -> str:
+TABLES = (
+    ("table1", "Table 1: test MSE and NLL", (("mse", "MSE"), ("nll", "NLL")), ("hFF", "hLMcut")),
+    (
+        "table2",
+        "Table 2: planning on the 100 `plan` problems, 10,000 evaluations each",
+        (("coverage", "coverage"), ("mean_evaluations", "evaluations")),
+        ("hFF",),
+    ),
+)
+"""Per table: its key, title, (metric, row label) pairs and baseline columns."""
+
+
+def render(ours: dict[Key, Entry], paper: dict[Key, Entry], domains: list[str]) -> str:
+    """Per model and table, a markdown table of domains x metrics whose cells read ``ours · paper``."""
     cells = columns()
     lines = []
     for model, label in MODELS.items():
-        specs = [
-            (
-                "table1",
-                "Table 1: test MSE and NLL",
-                [("mse", "MSE"), ("nll", "NLL")],
-                [("hFF", "hFF"), ("hLMcut", "hLMcut")],
-            ),
-            (
-                "table2",
-                "Table 2: planning on the 100 `plan` problems, 10,000 evaluations each",
-                [("coverage", "coverage"), ("mean_evaluations", "evaluations")],
-                [("hFF", "hFF")],
-            ),
-        ]
-        for table, title, metrics, baselines in specs:
-            head = [name for _, name in baselines] + [f"{c} {d}" for c, d in cells]
+        for table, title, metrics, baselines in TABLES:
+            keys = [("", b) for b in baselines] + cells
+            head = [*baselines, *(f"{c} {d}" for c, d in cells)]
             lines += [f"**{label}, {title}** (ours · paper)", ""]
             lines += ["| domain | metric | " + " | ".join(head) + " |"]
             lines += ["| --- | --- | " + " | ".join("--:" for _ in head) + " |"]
             for domain in domains:
                 for metric, metric_label in metrics:
-                    keys = [("", b) for b, _ in baselines] + cells
                     row = []
                     for config, dist in keys:
                         key = (table, model, domain, config, dist, metric)
@@ -135,7 +135,8 @@ def render(ours: dict, paper: dict, domains: list[str]) -> str:
     return "\n".join(lines)
 
 
-def seeds_note(ours: dict) -> str:
+def seeds_note(ours: dict[Key, Entry]) -> str:
+    """How many seeds our cells average (their distinct counts)."""
     counts = sorted({entry.seeds for key, entry in ours.items() if key[3]})
     return f"ours: mean over {'/'.join(map(str, counts)) or 'no'} seed(s) per cell (± over more than one)"
 
