@@ -1,7 +1,7 @@
 """Our Tables 1-2 beside the paper's, cell by cell (the README's and docs/paper.md's comparison).
 
     python experiments/paper_compare.py [REPORT] [--published experiments/paper_published.csv]
-        [--out FILE] [--into PAGE]
+        [--domains ...] [--models nlm hgn linear] [--out FILE] [--into PAGE]
 
 ``REPORT`` is an `agents.report` output folder (default: the paper experiment's store,
 ``experiments/results/paper-v2/report``): its ``table1.csv`` (test MSE, NLL) and ``table2.csv``
@@ -112,11 +112,15 @@ TABLES = (
 """Per table: its key, title, (metric, row label) pairs and baseline columns."""
 
 
-def render(ours: dict[Key, Entry], paper: dict[Key, Entry], domains: list[str]) -> str:
-    """Per model and table, a markdown table of domains x metrics whose cells read ``ours · paper``."""
+def render(
+    ours: dict[Key, Entry], paper: dict[Key, Entry], domains: list[str], models: list[str] | None = None
+) -> str:
+    """Per model (of `MODELS`, or those of `models`) and table, a markdown table of domains x
+    metrics whose cells read ``ours · paper``."""
     cells = columns()
     lines = []
-    for model, label in MODELS.items():
+    for model in models or list(MODELS):
+        label = MODELS[model]
         for table, title, metrics, baselines in TABLES:
             keys = [("", b) for b in baselines] + cells
             head = [*baselines, *(f"{c} {d}" for c, d in cells)]
@@ -145,10 +149,15 @@ BEGIN, END = "<!-- paper_compare:begin -->", "<!-- paper_compare:end -->"
 """The markers of the block that ``--into FILE`` replaces."""
 
 
-def compare(report: Path, published: Path = PUBLISHED, domains: list[str] | None = None) -> str:
-    """The whole comparison of the report folder `report` with the paper's numbers, as markdown."""
+def compare(
+    report: Path,
+    published: Path = PUBLISHED,
+    domains: list[str] | None = None,
+    models: list[str] | None = None,
+) -> str:
+    """The comparison of the report folder `report` with the paper's numbers, as markdown."""
     ours = read(report / "table1.csv") | read(report / "table2.csv")
-    text = render(ours, read(published), list(domains or DOMAINS))
+    text = render(ours, read(published), list(domains or DOMAINS), models)
     return f"{seeds_note(ours)}; paper: mean±std over 5 seeds.\n\n{text}"
 
 
@@ -166,10 +175,11 @@ def main() -> None:
     parser.add_argument("report", nargs="?", type=Path, default=ROOT / "experiments/results/paper-v2/report")
     parser.add_argument("--published", type=Path, default=PUBLISHED)
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--out", type=Path, help="write the markdown here (default: print it)")
     parser.add_argument("--into", type=Path, help=f"replace the block between {BEGIN} and {END} in this page")
     args = parser.parse_args()
-    text = compare(args.report, args.published, args.domains)
+    text = compare(args.report, args.published, args.domains, args.models)
     if args.into is not None:
         into(args.into, text)
     if args.out is not None:

@@ -91,6 +91,8 @@ def test_cells_read_ours_beside_the_papers(tmp_path):
     assert cells[-1] == "– · 9.58±1.5"  # a cell with no finished run
     assert "| ferry | evaluations | – · 5152 | 771 · 2477±369 |" in text
     assert "STRIPS-HGN" in text and "linear regression" in text
+    only_nlm = compare.compare(report, domains=["ferry"], models=["nlm"])
+    assert "**NLM, Table 1" in only_nlm and "**NLM, Table 2" in only_nlm and "STRIPS-HGN" not in only_nlm
 
 
 def test_the_paper_page_holds_what_the_stored_report_gives():
