@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=5, seed=4, split=val
+(define (problem blocksworld-n5-s4-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on-table b2)
+    (on b3 b2)
+    (on b4 b5)
+    (on-table b5)
+    (clear b1)
+    (clear b3)
+    (clear b4)
+  )
+  (:goal (and
+    (on b1 b4)
+    (on b3 b5)
+    (on b4 b3)
+  ))
+)

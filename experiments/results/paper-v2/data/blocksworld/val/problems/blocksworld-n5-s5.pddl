@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=5, seed=5, split=val
+(define (problem blocksworld-n5-s5-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on b3 b1)
+    (on-table b4)
+    (on b5 b4)
+    (clear b2)
+    (clear b3)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b4 b1)
+    (on b5 b4)
+  ))
+)

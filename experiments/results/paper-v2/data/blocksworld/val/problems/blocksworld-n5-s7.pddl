@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=5, seed=7, split=val
+(define (problem blocksworld-n5-s7-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on b2 b4)
+    (on b3 b5)
+    (on b4 b3)
+    (on-table b5)
+    (clear b1)
+  )
+  (:goal (and
+    (on b1 b3)
+    (on b2 b5)
+    (on b3 b4)
+    (on b5 b1)
+  ))
+)

@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=5, seed=8, split=val
+(define (problem blocksworld-n5-s8-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on b2 b4)
+    (on b3 b1)
+    (on-table b4)
+    (on-table b5)
+    (clear b3)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b3 b1)
+    (on b5 b4)
+  ))
+)

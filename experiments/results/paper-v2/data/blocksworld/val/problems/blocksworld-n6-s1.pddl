@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=1, split=val
+(define (problem blocksworld-n6-s1-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on-table b2)
+    (on b3 b6)
+    (on-table b4)
+    (on b5 b3)
+    (on-table b6)
+    (clear b1)
+    (clear b2)
+    (clear b4)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b4 b6)
+    (on b6 b3)
+  ))
+)

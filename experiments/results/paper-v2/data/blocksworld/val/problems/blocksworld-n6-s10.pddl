@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=10, split=val
+(define (problem blocksworld-n6-s10-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b5)
+    (on b3 b4)
+    (on-table b4)
+    (on-table b5)
+    (on-table b6)
+    (clear b1)
+    (clear b2)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b2 b3)
+    (on b3 b1)
+    (on b6 b2)
+  ))
+)

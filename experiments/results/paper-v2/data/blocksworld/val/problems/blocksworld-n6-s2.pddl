@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=2, split=val
+(define (problem blocksworld-n6-s2-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on b2 b1)
+    (on b3 b2)
+    (on-table b4)
+    (on b5 b3)
+    (on-table b6)
+    (clear b5)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b2 b3)
+    (on b3 b6)
+    (on b5 b2)
+  ))
+)

@@ -1,0 +1,21 @@
+; domains.blocksworld.generator: blocks=6, seed=3, split=val
+(define (problem blocksworld-n6-s3-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b3)
+    (on b3 b5)
+    (on b4 b2)
+    (on-table b5)
+    (on b6 b4)
+    (clear b1)
+    (clear b6)
+  )
+  (:goal (and
+    (on b2 b1)
+    (on b5 b2)
+    (on b6 b4)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=4, split=val
+(define (problem blocksworld-n6-s4-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b4)
+    (on b6 b2)
+    (clear b1)
+    (clear b3)
+    (clear b6)
+  )
+  (:goal (and
+    (on b1 b5)
+    (on b3 b6)
+    (on b5 b4)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=6, split=val
+(define (problem blocksworld-n6-s6-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b5)
+    (on-table b3)
+    (on-table b4)
+    (on b5 b4)
+    (on b6 b3)
+    (clear b1)
+    (clear b2)
+    (clear b6)
+  )
+  (:goal (and
+    (on b2 b3)
+    (on b3 b1)
+    (on b5 b6)
+    (on b6 b4)
+  ))
+)

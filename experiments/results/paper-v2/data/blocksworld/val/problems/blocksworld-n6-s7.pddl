@@ -1,0 +1,20 @@
+; domains.blocksworld.generator: blocks=6, seed=7, split=val
+(define (problem blocksworld-n6-s7-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b2)
+    (on b2 b4)
+    (on-table b3)
+    (on b4 b6)
+    (on b5 b1)
+    (on b6 b3)
+    (clear b5)
+  )
+  (:goal (and
+    (on b3 b2)
+    (on b4 b5)
+    (on b6 b4)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=6, seed=8, split=val
+(define (problem blocksworld-n6-s8-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b4)
+    (on-table b3)
+    (on-table b4)
+    (on-table b5)
+    (on b6 b5)
+    (clear b1)
+    (clear b2)
+    (clear b6)
+  )
+  (:goal (and
+    (on b3 b2)
+    (on b4 b1)
+    (on b5 b6)
+  ))
+)

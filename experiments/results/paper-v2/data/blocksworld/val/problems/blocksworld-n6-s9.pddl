@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=6, seed=9, split=val
+(define (problem blocksworld-n6-s9-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on-table b2)
+    (on-table b3)
+    (on b4 b3)
+    (on b5 b2)
+    (on b6 b5)
+    (clear b1)
+    (clear b4)
+    (clear b6)
+  )
+  (:goal (and
+    (on b2 b5)
+    (on b3 b6)
+    (on b4 b3)
+    (on b6 b1)
+  ))
+)

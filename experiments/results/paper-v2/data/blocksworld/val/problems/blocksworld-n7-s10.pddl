@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=10, split=val
+(define (problem blocksworld-n7-s10-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b3)
+    (on b2 b1)
+    (on b3 b5)
+    (on b4 b2)
+    (on b5 b6)
+    (on-table b6)
+    (on-table b7)
+    (clear b4)
+    (clear b7)
+  )
+  (:goal (and
+    (on b2 b5)
+    (on b3 b1)
+    (on b4 b3)
+  ))
+)

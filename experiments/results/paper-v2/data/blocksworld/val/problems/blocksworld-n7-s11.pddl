@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=11, split=val
+(define (problem blocksworld-n7-s11-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b6)
+    (on b2 b3)
+    (on b3 b4)
+    (on-table b4)
+    (on b5 b7)
+    (on b6 b5)
+    (on-table b7)
+    (clear b1)
+    (clear b2)
+  )
+  (:goal (and
+    (on b4 b2)
+    (on b5 b7)
+    (on b7 b1)
+  ))
+)

@@ -1,0 +1,22 @@
+; domains.blocksworld.generator: blocks=7, seed=3, split=val
+(define (problem blocksworld-n7-s3-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on b1 b7)
+    (on b2 b6)
+    (on b3 b5)
+    (on b4 b1)
+    (on-table b5)
+    (on b6 b3)
+    (on b7 b2)
+    (clear b4)
+  )
+  (:goal (and
+    (on b2 b5)
+    (on b4 b6)
+    (on b6 b2)
+    (on b7 b4)
+  ))
+)

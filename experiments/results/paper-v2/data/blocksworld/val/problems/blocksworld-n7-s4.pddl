@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=7, seed=4, split=val
+(define (problem blocksworld-n7-s4-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7)
+  (:init
+    (arm-empty)
+    (on-table b1)
+    (on b2 b7)
+    (on-table b3)
+    (on b4 b1)
+    (on b5 b2)
+    (on b6 b4)
+    (on b7 b6)
+    (clear b3)
+    (clear b5)
+  )
+  (:goal (and
+    (on b1 b6)
+    (on b3 b4)
+    (on b5 b3)
+    (on b7 b2)
+  ))
+)

@@ -1,0 +1,23 @@
+; domains.blocksworld.generator: blocks=8, seed=10, split=val
+(define (problem blocksworld-n8-s10-val)
+  (:domain blocksworld-4ops)
+  (:objects b1 b2 b3 b4 b5 b6 b7 b8)
+  (:init
+    (arm-empty)
+    (on b1 b4)
+    (on b2 b5)
+    (on-table b3)
+    (on b4 b7)
+    (on-table b5)
+    (on b6 b1)
+    (on b7 b2)
+    (on b8 b3)
+    (clear b6)
+    (clear b8)
+  )
+  (:goal (and
+    (on b2 b7)
+    (on b6 b8)
+    (on b8 b4)
+  ))
+)
