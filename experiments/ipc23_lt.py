@@ -134,6 +134,7 @@ def run(cmd: list[str]) -> None:
 
 
 def parallel_flags(args) -> list[str]:
+    """``agents.evaluate`` / ``generate``'s flags for where units run: local jobs or the Ray cluster."""
     return (
         ["--jobs", str(args.jobs)]
         if args.address is None
@@ -152,10 +153,11 @@ def label(domain: str, args) -> None:
 def train(domain: str, config: str, args) -> Path | None:
     """The finished run directory of `config` on `domain` (labelled and trained now if needed);
     None without data."""
-    if not (args.data / domain / "train" / "labels.npz").is_file():
+    labels = args.data / domain / "train" / "labels.npz"
+    if not labels.is_file():
         label(domain, args)
-    if not (args.data / domain / "train" / "labels.npz").is_file():
-        print(f"{domain}: no labels in {args.data / domain / 'train'}; skipped", flush=True)
+    if not labels.is_file():  # no training task was solved
+        print(f"{domain}: no labels in {labels.parent}; skipped", flush=True)
         return None
     run_dir = args.runs / f"{domain}-{config}"
     if (run_dir / "metrics.json").is_file():

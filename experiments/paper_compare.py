@@ -183,8 +183,7 @@ def main() -> None:
     if args.into is not None:
         into(args.into, text)
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(args.out, text)
+        atomic_write_text(args.out, text)  # its folder made if missing
     if args.out is None and args.into is None:
         print(text)
 
