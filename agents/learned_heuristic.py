@@ -196,7 +196,12 @@ def _forward_groups(
     one thread's memo shard) or of their index. One search: its rows in two halves, one per
     thread, where the model computes each row from that row alone (``collate``: the NLM), so that
     the network's time is shared when the bounds cost less (hmax; on 100 objects the forward pass
-    costs several milliseconds a state); otherwise all on the first thread."""
+    costs several milliseconds a state); otherwise all on the first thread. A model on an
+    accelerator: all on the first thread, in one pass (two threads' passes would each take the
+    device's free memory as theirs, and the device runs them one after the other anyway)."""
+    on_accelerator = any(p.device.type != "cpu" for p in heuristics[0].trained.model.parameters())
+    if on_accelerator:
+        return [[(k, slice(0, len(states))) for k, states in enumerate(batches)]]
     if len(batches) == 1:  # `evaluate_together` refuses none
         n = len(batches[0])
         if n >= 2 and getattr(type(heuristics[0].inputs), "collate", None) is not None:

@@ -134,6 +134,28 @@ def test_agents_asks_mkl_for_reproducible_products_unless_told_otherwise():
     assert run.stdout.strip() == "COMPATIBLE"
 
 
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_a_model_on_an_accelerator_gets_one_forward_pass_per_round(device):
+    """On the CPU two threads share a round's forward passes (by memo slot); a model on another
+    device (``meta`` stands in for CUDA) gets all of the round in one pass on the first thread, so
+    that two passes do not each take the device's free memory as theirs."""
+    from types import SimpleNamespace
+
+    from agents.learned_heuristic import _forward_groups
+
+    model = torch.nn.Linear(2, 2, device=device)
+    heuristics = [
+        SimpleNamespace(trained=SimpleNamespace(model=model), inputs=SimpleNamespace(slot=k))
+        for k in range(3)
+    ]
+    batches = [np.zeros((n, 1), np.uint64) for n in (2, 3, 1)]
+    groups = _forward_groups(heuristics, batches)
+    if device == "cpu":
+        assert groups == [[(0, slice(0, 2)), (2, slice(0, 1))], [(1, slice(0, 3))]]
+    else:
+        assert groups == [[(0, slice(0, 2)), (1, slice(0, 3)), (2, slice(0, 1))]]
+
+
 @pytest.mark.parametrize("incremental", [False, True], ids=["memo", "memo-references"])
 def test_one_search_splits_its_forward_pass_over_two_threads(ferry_tasks, incremental, monkeypatch):
     """With two threads, one search's batch is evaluated in two halves, one per thread (each with

@@ -83,6 +83,46 @@ def test_a_gradient_free_nlm_pass_outside_the_compiled_plan_is_cut_to_fit(monkey
             model(x)
 
 
+def test_a_device_that_runs_out_anyway_gets_smaller_runs_from_then_on(monkeypatch):
+    """Where the estimate proves low (PyTorch's generic operations on CUDA hold more than a CPU
+    training step), an out-of-memory error cuts the batch again with a doubled estimate, kept for
+    later passes: the same outputs; a single state that does not fit is the device's error."""
+    import agents.models.nlm.network as network
+
+    torch.manual_seed(0)
+    model = make_model(name="nlm", in_channels={0: 2, 1: 4, 2: 6}, n_outputs=2).eval()
+    model.fused = False
+    n, states = 6, 8
+    x = {
+        f"arity{k}": (torch.rand((states, *([n] * k), c)) < 0.3).float() for k, c in model.in_channels.items()
+    }
+    x["object_mask"] = torch.ones(states, n, dtype=torch.bool)
+    with torch.inference_mode():
+        whole = model(x)
+        monkeypatch.setattr(network, "SLACK_BYTES", 0)
+        monkeypatch.setattr(network, "memory_budget", lambda limit, device: 8 * model.state_bytes(n))
+        layers, calls = model._layers_forward, []
+
+        def device_with_room_for(rows: int):
+            def forward(inputs, *rest):
+                calls.append(len(inputs["object_mask"]))
+                if len(inputs["object_mask"]) > rows:
+                    raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+                return layers(inputs, *rest)
+
+            return forward
+
+        monkeypatch.setattr(model, "_layers_forward", device_with_room_for(3))
+        torch.testing.assert_close(model(x), whole, rtol=1e-6, atol=1e-6)
+        assert calls == [8, 4, 2, 2, 2, 2] and model._bytes_scale == 4
+        calls.clear()
+        model(x)
+        assert calls == [2, 2, 2, 2]  # the doubled estimate stays: no failed attempt first
+        monkeypatch.setattr(model, "_layers_forward", device_with_room_for(0))
+        with pytest.raises(torch.cuda.OutOfMemoryError):
+            model(x)
+
+
 MEASURE = """
 import json, re, sys, torch
 torch.set_num_threads(1)

@@ -149,6 +149,7 @@ class NLM(nn.Module):
         self.fused = fused
         self._distinct: dict[tuple[int, int, str], Tensor] = {}
         self._plan: ForwardPlan | Literal[False] | None = None  # see _inference_plan
+        self._bytes_scale = 1  # grows when a device runs out of memory (_chunked_forward)
 
     def state_bytes(self, n_objects: int) -> int:
         """Memory of one state of ``n_objects`` objects in a training forward and backward pass,
@@ -174,23 +175,47 @@ class NLM(nn.Module):
             plan = self._inference_plan(path) if path is not None else None
             if plan is not None:
                 return plan(self, inputs, dtype)
+            return self._chunked_forward(inputs, dtype, path)
+        return self._layers_forward(inputs, dtype, path)
+
+    def _chunked_forward(
+        self, inputs: Mapping[str, Tensor], dtype: torch.dtype, path: CompiledPath | None
+    ) -> Tensor:
+        """A gradient-free forward pass by the layers in runs of rows that fit the device's memory
+        (`_inference_chunks`). Where the device still runs out (the estimate is a training step's,
+        measured on the CPU; PyTorch's generic operations on CUDA hold more at once), the estimate
+        is doubled for the rest of the model's life and the batch cut again: each row is computed
+        from that row alone, so the cut changes no value."""
+        while True:
             chunks = self._inference_chunks(inputs)
-            if len(chunks) > 1:
+            try:
+                if len(chunks) == 1:
+                    return self._layers_forward(inputs, dtype, path)
                 parts = [{k: v[rows] for k, v in inputs.items()} for rows in chunks]
                 return torch.cat([self._layers_forward(part, dtype, path) for part in parts])
-        return self._layers_forward(inputs, dtype, path)
+            except torch.cuda.OutOfMemoryError:
+                if all(rows.stop - rows.start <= 1 for rows in chunks):
+                    raise
+                self._bytes_scale *= 2
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
 
     def _inference_chunks(self, inputs: Mapping[str, Tensor]) -> list[slice]:
         """The batch's rows in runs whose gradient-free forward pass by the layers fits the memory
         of the inputs' device (`agents.micro_batches`, by what a training step costs a state, an
-        upper bound here): on CUDA, where the compiled plan does not run, a lockstep round of 190
-        states of 100 objects asked for 35 GiB in one product. One run when the batch fits."""
+        upper bound on the CPU, times `_bytes_scale`): on CUDA, where the compiled plan does not
+        run, a lockstep round of 190 states of 100 objects asked for 35 GiB in one product. One
+        run when the batch fits."""
         mask = inputs["object_mask"]
         batch, n = mask.shape
-        if batch <= 1 or self.state_bytes(n) * batch < 2 * SLACK_BYTES:  # small: no budget to read
+
+        def cost(n_objects: int) -> int:
+            return self._bytes_scale * self.state_bytes(n_objects)
+
+        if batch <= 1 or cost(n) * batch < 2 * SLACK_BYTES:  # small: no budget to read
             return [slice(0, batch)]
         budget = memory_budget(None, mask.device)
-        rows = fitting_chunks(np.arange(batch), np.full(batch, n), self.state_bytes, budget)
+        rows = fitting_chunks(np.arange(batch), np.full(batch, n), cost, budget)
         return [slice(int(run[0]), int(run[-1]) + 1) for run in rows]
 
     def _layers_forward(
