@@ -43,24 +43,26 @@ _UNREACHED = 0
 _REACHED = 1
 _GOAL_ZONE = 2
 _BEFORE_GOAL_ZONE = 3
-_NO_COST = np.int64(2**62)
-
-
-# columns of LMCutWork.op (one row per operator: the explorations touch them in no predictable order)
-_COST, _UNSAT, _SUP, _SUPCOST = range(4)
-# columns of LMCutWork.prop
-_HMAX, _STATUS = range(2)
+_NO_COST = np.int64(2**31 - 1)  # above every hmax cost (LMCutWork)
 
 
 class LMCutWork(NamedTuple):
-    """Per-instance scratch arrays of the LM-cut kernel (reused for every state)."""
+    """Per-instance scratch arrays of the LM-cut kernel (reused for every state): one array per
+    field, in 4 bytes (statuses in 1), not rows of 8-byte fields per operator and proposition. The
+    explorations visit operators and propositions in no predictable order, and each loop reads
+    one or two fields (the second exploration, most of the time, only supporters and statuses),
+    which then stay in the first-level cache: 1.1-1.24x faster on the IPC 2023 LT tasks, the same
+    values. Every value fits: bucket keys, hence hmax costs, stay below 50M (`new_work`)."""
 
-    op: np.ndarray  # int64 (n_ops, 4): remaining cost this round, unsatisfied preconditions in
-    #                 the first exploration, hmax supporter (-1 if none) and its hmax cost
-    prop: np.ndarray  # int64 (n_props, 2): hmax cost and status (unreached / reached / goal zone / before it)
+    cost: np.ndarray  # int32 (n_ops): an operator's remaining cost this round
+    unsat: np.ndarray  # int32 (n_ops): its unsatisfied preconditions in the first exploration
+    sup: np.ndarray  # int32 (n_ops): its hmax supporter (-1 if none)
+    supcost: np.ndarray  # int32 (n_ops): the supporter's hmax cost
+    hmax: np.ndarray  # int32 (n_props): a proposition's hmax cost
+    status: np.ndarray  # int8 (n_props): unreached / reached / goal zone / before it
     props: np.ndarray  # int32 (n_props): the state's propositions
-    stack: np.ndarray  # int64 (2 * n_props): DFS stacks of the goal-zone marking and the cut
-    cut: np.ndarray  # int64 (n_ops): the operators of the current cut
+    stack: np.ndarray  # int32 (2 * n_props): DFS stacks of the goal-zone marking and the cut
+    cut: np.ndarray  # int32 (n_ops): the operators of the current cut
     queue: np.ndarray  # int64: the adaptive queue (`queues.new_queue`)
 
 
@@ -76,11 +78,15 @@ def new_work(ct: CutTask) -> LMCutWork:
     # an operator fires once per drop of its supporter's cost: at most once per precondition
     capacity = int(np.sum(np.maximum(n_pre, 1) * n_eff)) + ct.n_props + 2
     return LMCutWork(
-        op=np.zeros((n_ops, 4), dtype=np.int64),
-        prop=np.zeros((ct.n_props, 2), dtype=np.int64),
+        cost=np.zeros(n_ops, dtype=np.int32),
+        unsat=np.zeros(n_ops, dtype=np.int32),
+        sup=np.full(n_ops, -1, dtype=np.int32),
+        supcost=np.zeros(n_ops, dtype=np.int32),
+        hmax=np.zeros(ct.n_props, dtype=np.int32),
+        status=np.zeros(ct.n_props, dtype=np.int8),
         props=np.empty(ct.n_props, dtype=np.int32),
-        stack=np.empty(2 * ct.n_props + 2, dtype=np.int64),
-        cut=np.empty(n_ops, dtype=np.int64),
+        stack=np.empty(2 * ct.n_props + 2, dtype=np.int32),
+        cut=np.empty(n_ops, dtype=np.int32),
         queue=q_.new_queue(n_keys, capacity),
     )
 
@@ -91,7 +97,7 @@ def new_work(ct: CutTask) -> LMCutWork:
 
 @njit(cache=CACHE, nogil=True)
 def _first_exploration(ct, w, n_state):
-    op, prop, q = w.op, w.prop, w.queue
+    cost, unsat, sup, supcost, hmax, status, q = w.cost, w.unsat, w.sup, w.supcost, w.hmax, w.status, w.queue
     pre_ptr, pre_of_ptr, pre_of_idx, eff_ptr, eff_idx = (
         ct.pre_ptr,
         ct.pre_of_ptr,
@@ -100,43 +106,43 @@ def _first_exploration(ct, w, n_state):
         ct.eff_idx,
     )
     q_.clear(q)
-    for p in range(prop.shape[0]):
-        prop[p, _STATUS] = _UNREACHED
-        prop[p, _HMAX] = _NO_COST
-    for o in range(op.shape[0]):
-        op[o, _UNSAT] = pre_ptr[o + 1] - pre_ptr[o]
-        op[o, _SUP] = -1
-        op[o, _SUPCOST] = _NO_COST
+    for p in range(hmax.shape[0]):
+        status[p] = _UNREACHED
+        hmax[p] = _NO_COST
+    for o in range(sup.shape[0]):
+        unsat[o] = pre_ptr[o + 1] - pre_ptr[o]
+        sup[o] = -1
+        supcost[o] = _NO_COST
     for i in range(n_state + 1):
         p = w.props[i] if i < n_state else ct.art_pre
-        if prop[p, _STATUS] == _UNREACHED or prop[p, _HMAX] > 0:
-            prop[p, _STATUS] = _REACHED
-            prop[p, _HMAX] = 0
+        if status[p] == _UNREACHED or hmax[p] > 0:
+            status[p] = _REACHED
+            hmax[p] = 0
             q_.push(q, 0, p)
     while not q_.is_empty(q):
         popped, p = q_.pop(q)
-        c = prop[p, _HMAX]
+        c = hmax[p]
         if c < popped:
             continue
         for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
             o = pre_of_idx[k]
-            left = op[o, _UNSAT] - 1
-            op[o, _UNSAT] = left
+            left = unsat[o] - 1
+            unsat[o] = left
             if left == 0:
-                op[o, _SUP] = p
-                op[o, _SUPCOST] = c
-                t = c + op[o, _COST]
+                sup[o] = p
+                supcost[o] = c
+                t = c + cost[o]
                 for j in range(eff_ptr[o], eff_ptr[o + 1]):
                     e = eff_idx[j]
-                    if prop[e, _STATUS] == _UNREACHED or prop[e, _HMAX] > t:
-                        prop[e, _STATUS] = _REACHED
-                        prop[e, _HMAX] = t
+                    if status[e] == _UNREACHED or hmax[e] > t:
+                        status[e] = _REACHED
+                        hmax[e] = t
                         q_.push(q, t, e)
 
 
 @njit(cache=CACHE, nogil=True)
 def _incremental_exploration(ct, w, n_cut):
-    op, prop, q, cut = w.op, w.prop, w.queue, w.cut
+    cost, sup, supcost, hmax, status, q, cut = w.cost, w.sup, w.supcost, w.hmax, w.status, w.queue, w.cut
     pre_ptr, pre_idx, pre_of_ptr, pre_of_idx = ct.pre_ptr, ct.pre_idx, ct.pre_of_ptr, ct.pre_of_idx
     eff_ptr, eff_idx = ct.eff_ptr, ct.eff_idx
     # Fast Downward pretends the queue had as many pushes as there are propositions, so that it
@@ -144,39 +150,39 @@ def _incremental_exploration(ct, w, n_cut):
     q_.add_virtual_pushes(q, ct.n_props)
     for i in range(n_cut):
         o = cut[i]
-        t = op[o, _SUPCOST] + op[o, _COST]
+        t = supcost[o] + cost[o]
         for j in range(eff_ptr[o], eff_ptr[o + 1]):
             e = eff_idx[j]
-            if prop[e, _STATUS] == _UNREACHED or prop[e, _HMAX] > t:
-                prop[e, _STATUS] = _REACHED
-                prop[e, _HMAX] = t
+            if status[e] == _UNREACHED or hmax[e] > t:
+                status[e] = _REACHED
+                hmax[e] = t
                 q_.push(q, t, e)
     while not q_.is_empty(q):
         popped, p = q_.pop(q)
-        c = prop[p, _HMAX]
+        c = hmax[p]
         if c < popped:
             continue
         for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
             o = pre_of_idx[k]
-            if op[o, _SUP] != p:
+            if sup[o] != p:
                 continue
-            old = op[o, _SUPCOST]
+            old = supcost[o]
             if old > c:
                 s = p
                 for j in range(pre_ptr[o], pre_ptr[o + 1]):
                     r = pre_idx[j]
-                    if prop[r, _HMAX] > prop[s, _HMAX]:
+                    if hmax[r] > hmax[s]:
                         s = r
-                op[o, _SUP] = s
-                new = prop[s, _HMAX]
-                op[o, _SUPCOST] = new
+                sup[o] = s
+                new = hmax[s]
+                supcost[o] = new
                 if new != old:
-                    t = new + op[o, _COST]
+                    t = new + cost[o]
                     for j in range(eff_ptr[o], eff_ptr[o + 1]):
                         e = eff_idx[j]
-                        if prop[e, _STATUS] == _UNREACHED or prop[e, _HMAX] > t:
-                            prop[e, _STATUS] = _REACHED
-                            prop[e, _HMAX] = t
+                        if status[e] == _UNREACHED or hmax[e] > t:
+                            status[e] = _REACHED
+                            hmax[e] = t
                             q_.push(q, t, e)
 
 
@@ -185,10 +191,10 @@ def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
     """Fast Downward's recursive ``mark_goal_plateau(artificial goal)`` with an explicit stack of
     (proposition, position in its achiever list) frames; zero-cost achievers' tied supporters are
     re-chosen first (``break_supporter_ties``)."""
-    op, prop, stack = w.op, w.prop, w.stack
+    cost, sup, supcost, hmax, status, stack = w.cost, w.sup, w.supcost, w.hmax, w.status, w.stack
     pre_ptr, pre_idx, eff_of_ptr, eff_of_idx = ct.pre_ptr, ct.pre_idx, ct.eff_of_ptr, ct.eff_of_idx
     tie_break = goal_zone_detection or border_detection
-    prop[ct.art_goal, _STATUS] = _GOAL_ZONE
+    status[ct.art_goal] = _GOAL_ZONE
     stack[0] = ct.art_goal
     stack[1] = eff_of_ptr[ct.art_goal]
     top = 2
@@ -200,28 +206,28 @@ def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
             continue
         stack[top - 1] = k + 1
         o = eff_of_idx[k]
-        if op[o, _COST] != 0:
+        if cost[o] != 0:
             continue
         if tie_break:
             for j in range(pre_ptr[o], pre_ptr[o + 1]):
                 r = pre_idx[j]
-                if prop[r, _HMAX] != op[o, _SUPCOST]:
+                if hmax[r] != supcost[o]:
                     continue
                 if border_detection:
                     no_zero_cost_achiever = True
                     for m in range(eff_of_ptr[r], eff_of_ptr[r + 1]):
-                        if op[eff_of_idx[m], _COST] == 0:
+                        if cost[eff_of_idx[m]] == 0:
                             no_zero_cost_achiever = False
                             break
                     if no_zero_cost_achiever:
-                        op[o, _SUP] = r
+                        sup[o] = r
                         break
-                if goal_zone_detection and prop[r, _STATUS] == _GOAL_ZONE:
-                    op[o, _SUP] = r
+                if goal_zone_detection and status[r] == _GOAL_ZONE:
+                    sup[o] = r
                     break
-        s = op[o, _SUP]
-        if s >= 0 and prop[s, _STATUS] != _GOAL_ZONE:
-            prop[s, _STATUS] = _GOAL_ZONE
+        s = sup[o]
+        if s >= 0 and status[s] != _GOAL_ZONE:
+            status[s] = _GOAL_ZONE
             stack[top] = s
             stack[top + 1] = eff_of_ptr[s]
             top += 2
@@ -231,15 +237,15 @@ def _mark_goal_plateau(ct, w, goal_zone_detection, border_detection):
 def _second_exploration(ct, w, n_state):
     """Explore forwards from the state along supporter edges; the operators entering the goal
     zone form the cut (into ``w.cut``; returns its size)."""
-    op, prop, stack, cut = w.op, w.prop, w.stack, w.cut
+    sup, status, stack, cut = w.sup, w.status, w.stack, w.cut
     pre_of_ptr, pre_of_idx, eff_ptr, eff_idx = ct.pre_of_ptr, ct.pre_of_idx, ct.eff_ptr, ct.eff_idx
     top = 0
-    prop[ct.art_pre, _STATUS] = _BEFORE_GOAL_ZONE
+    status[ct.art_pre] = _BEFORE_GOAL_ZONE
     stack[top] = ct.art_pre
     top += 1
     for i in range(n_state):
         p = w.props[i]
-        prop[p, _STATUS] = _BEFORE_GOAL_ZONE
+        status[p] = _BEFORE_GOAL_ZONE
         stack[top] = p
         top += 1
     n_cut = 0
@@ -248,11 +254,11 @@ def _second_exploration(ct, w, n_state):
         p = stack[top]
         for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
             o = pre_of_idx[k]
-            if op[o, _SUP] != p:
+            if sup[o] != p:
                 continue
             reached_goal_zone = False
             for j in range(eff_ptr[o], eff_ptr[o + 1]):
-                if prop[eff_idx[j], _STATUS] == _GOAL_ZONE:
+                if status[eff_idx[j]] == _GOAL_ZONE:
                     reached_goal_zone = True
                     cut[n_cut] = o
                     n_cut += 1
@@ -260,8 +266,8 @@ def _second_exploration(ct, w, n_state):
             if not reached_goal_zone:
                 for j in range(eff_ptr[o], eff_ptr[o + 1]):
                     e = eff_idx[j]
-                    if prop[e, _STATUS] != _BEFORE_GOAL_ZONE:
-                        prop[e, _STATUS] = _BEFORE_GOAL_ZONE
+                    if status[e] != _BEFORE_GOAL_ZONE:
+                        status[e] = _BEFORE_GOAL_ZONE
                         stack[top] = e
                         top += 1
     return n_cut
@@ -270,28 +276,28 @@ def _second_exploration(ct, w, n_state):
 @njit(cache=CACHE, nogil=True)
 def lmcut_value(words, ct, fdr, w, goal_zone_detection, border_detection):
     """LM-cut value of one state (-1 for a relaxed dead end)."""
-    op, prop, cut = w.op, w.prop, w.cut
-    op[:, _COST] = ct.base_cost
+    cost, hmax, status, cut = w.cost, w.hmax, w.status, w.cut
+    cost[:] = ct.base_cost
     n_state = state_props(words, fdr, w.props)
     _first_exploration(ct, w, n_state)
-    if prop[ct.art_goal, _STATUS] == _UNREACHED:
+    if status[ct.art_goal] == _UNREACHED:
         return -1
     h = 0
-    while prop[ct.art_goal, _HMAX] != 0:
+    while hmax[ct.art_goal] != 0:
         _mark_goal_plateau(ct, w, goal_zone_detection, border_detection)
         n_cut = _second_exploration(ct, w, n_state)
         if n_cut == 0:  # impossible while hmax(goal) > 0; guards against an endless loop
             raise RuntimeError("lmcut: empty cut")
         cut_cost = _NO_COST
         for i in range(n_cut):
-            cut_cost = min(cut_cost, op[cut[i], _COST])
+            cut_cost = min(cut_cost, cost[cut[i]])
         for i in range(n_cut):
-            op[cut[i], _COST] -= cut_cost
+            cost[cut[i]] -= cut_cost
         h += cut_cost
         _incremental_exploration(ct, w, n_cut)
-        for p in range(prop.shape[0]):
-            if prop[p, _STATUS] >= _GOAL_ZONE:
-                prop[p, _STATUS] = _REACHED
+        for p in range(hmax.shape[0]):
+            if status[p] >= _GOAL_ZONE:
+                status[p] = _REACHED
     return h
 
 
