@@ -199,8 +199,7 @@ def _forward_groups(
     costs several milliseconds a state); otherwise all on the first thread. A model on an
     accelerator: all on the first thread, in one pass (two threads' passes would each take the
     device's free memory as theirs, and the device runs them one after the other anyway)."""
-    on_accelerator = any(p.device.type != "cpu" for p in heuristics[0].trained.model.parameters())
-    if on_accelerator:
+    if heuristics[0].device.type != "cpu":
         return [[(k, slice(0, len(states))) for k, states in enumerate(batches)]]
     if len(batches) == 1:  # `evaluate_together` refuses none
         n = len(batches[0])

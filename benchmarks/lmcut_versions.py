@@ -7,16 +7,16 @@ Both versions run in one process on the same states, alternating batch for batch
 ``--repeats``), so that a machine whose speed drifts between runs, or another job on it, slows
 both alike; the ratio is the figure. The other file is loaded as a module of its own beside the
 package (it imports the package's queues and relaxed task, as every version does). The states:
-random walks from the initial state (seeded) of ferry 50/50 and of the training tasks ``--tasks``
-of each IPC 2023 LT domain in ``../shared/ipc23-lt``. Both versions must give the same values on
-every state (the script stops otherwise): a layout change must not change a value.
+the ends of random walks from the initial state (`heuristics.random_walk_states`, seeded, up to
+40 steps) of ferry 50/50 and of the training tasks ``--tasks`` of each IPC 2023 LT domain in
+``../shared/ipc23-lt``. Both versions must give the same values on every state (the script stops
+otherwise): a layout change must not change a value.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import random
 import sys
 import tempfile
 import time
@@ -24,6 +24,9 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+
+# beside this file: python puts benchmarks/ on the path
+from heuristics import random_walk_states
 
 import domains
 import pddlgym_sl.heuristics.lmcut as current
@@ -42,21 +45,6 @@ def load_version(path: Path) -> ModuleType:
     sys.modules["lmcut_other"] = module
     spec.loader.exec_module(module)
     return module
-
-
-def walk_states(task: CompiledTask, walks: int = 20, steps: int = 40, seed: int = 0) -> np.ndarray:
-    """The states of `walks` random walks of up to `steps` steps from the initial state."""
-    rng = random.Random(seed)
-    states = []
-    for _ in range(walks):
-        state = task.init
-        for _ in range(steps):
-            successors = task.successors(state)
-            if not successors:
-                break
-            state = rng.choice(successors)[1]
-            states.append(state)
-    return task.states_to_array(states)
 
 
 def rates(other: ModuleType, task: CompiledTask, states: np.ndarray, repeats: int) -> tuple[float, float]:
@@ -86,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("other", type=Path, help="the other version's lmcut.py")
     parser.add_argument("--domains", nargs="+", default=names, choices=names)
     parser.add_argument("--tasks", nargs="+", default=["p20", "p80"], help="training tasks per domain")
-    parser.add_argument("--states", type=int, default=800, help="at most this many states per task")
+    parser.add_argument("--states", type=int, default=800, help="random-walk states per task")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     other = load_version(args.other)
@@ -103,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'task':22} {'states':>6} {'other':>10} {'this':>10} {'ratio':>6}")
         for label, domain_file, problem_file in jobs:
             task = load_task(domain_file, problem_file)
-            states = walk_states(task)[: args.states]
+            states = task.states_to_array(random_walk_states(task, args.states, 40, seed=0))
             theirs, mine = rates(other, task, states, args.repeats)
             print(f"{label:22} {len(states):6d} {theirs:10.0f} {mine:10.0f} {mine / theirs:6.2f}", flush=True)
     return 0

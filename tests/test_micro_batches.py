@@ -51,20 +51,27 @@ def test_a_cuda_budget_is_the_devices_free_memory(monkeypatch):
     assert state_cost(model.to("meta")) is None
 
 
+def generic_nlm_and_batch(n: int, states: int):
+    """A seeded NLM on PyTorch's generic operations (what runs on CUDA) and a random batch of
+    `states` states of `n` objects."""
+    torch.manual_seed(0)
+    model = make_model(name="nlm", in_channels={0: 2, 1: 4, 2: 6}, n_outputs=2).eval()
+    model.fused = False
+    x = {
+        f"arity{k}": (torch.rand((states, *([n] * k), c)) < 0.3).float() for k, c in model.in_channels.items()
+    }
+    x["object_mask"] = torch.ones(states, n, dtype=torch.bool)
+    return model, x
+
+
 def test_a_gradient_free_nlm_pass_outside_the_compiled_plan_is_cut_to_fit(monkeypatch):
     """The NLM's generic forward (what runs on CUDA) cuts a search batch that does not fit the
     device's memory into runs of rows: the same outputs, in order, and a clear error when one
     state alone does not fit."""
     import agents.models.nlm.network as network
 
-    torch.manual_seed(0)
-    model = make_model(name="nlm", in_channels={0: 2, 1: 4, 2: 6}, n_outputs=2).eval()
-    model.fused = False  # PyTorch's operations, as on CUDA
     n, states = 7, 11
-    x = {
-        f"arity{k}": (torch.rand((states, *([n] * k), c)) < 0.3).float() for k, c in model.in_channels.items()
-    }
-    x["object_mask"] = torch.ones(states, n, dtype=torch.bool)
+    model, x = generic_nlm_and_batch(n, states)
     x["object_mask"][3, 5:] = False  # a smaller problem in the padded batch
     with torch.inference_mode():
         whole = model(x)
@@ -89,14 +96,8 @@ def test_a_device_that_runs_out_anyway_gets_smaller_runs_from_then_on(monkeypatc
     later passes: the same outputs; a single state that does not fit is the device's error."""
     import agents.models.nlm.network as network
 
-    torch.manual_seed(0)
-    model = make_model(name="nlm", in_channels={0: 2, 1: 4, 2: 6}, n_outputs=2).eval()
-    model.fused = False
     n, states = 6, 8
-    x = {
-        f"arity{k}": (torch.rand((states, *([n] * k), c)) < 0.3).float() for k, c in model.in_channels.items()
-    }
-    x["object_mask"] = torch.ones(states, n, dtype=torch.bool)
+    model, x = generic_nlm_and_batch(n, states)
     with torch.inference_mode():
         whole = model(x)
         monkeypatch.setattr(network, "SLACK_BYTES", 0)
