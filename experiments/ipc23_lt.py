@@ -150,11 +150,17 @@ def label(domain: str, args) -> None:
     run([*cmd, "--stop-after", "5", *parallel_flags(args), "--quiet"])
 
 
+def labelled(domain: str, args) -> bool:
+    """Whether `label` has finished for `domain`: both splits have the manifest that a split's build
+    writes when it ends (an interrupted build leaves records and label files, but no manifest)."""
+    return all((args.data / domain / split / "manifest.json").is_file() for split in ("train", "val"))
+
+
 def train(domain: str, config: str, args) -> Path | None:
     """The finished run directory of `config` on `domain` (labelled and trained now if needed);
     None without data."""
     labels = args.data / domain / "train" / "labels.npz"
-    if not labels.is_file():
+    if not (labelled(domain, args) and labels.is_file()):  # a store's split: consolidated by `label`
         label(domain, args)
     if not labels.is_file():  # no training task was solved
         print(f"{domain}: no labels in {labels.parent}; skipped", flush=True)

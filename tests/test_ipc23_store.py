@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+MANIFEST = (
+    '{"summary": {"slots": 1, "solved": 1, "states": 3}}'  # what a finished split's build writes, in short
+)
 
 
 @pytest.fixture
@@ -30,10 +33,12 @@ def _fake_commands(ran: list[list[str]]):
         cmd = cmd[2:]  # python -m
         ran.append(cmd)
         if cmd[0] == "pddlgym_sl.data.generate":
-            split = Path(_flag(cmd, "--out")) / "ferry" / "train"
-            (split / "records").mkdir(parents=True, exist_ok=True)
-            (split / "records" / "p01.json").write_text('{"status": "solved"}')
-            (split / "labels.npz").write_bytes(b"consolidated")
+            for name in ("train", "val"):
+                split = Path(_flag(cmd, "--out")) / "ferry" / name
+                (split / "records").mkdir(parents=True, exist_ok=True)
+                (split / "records" / "p01.json").write_text('{"status": "solved"}')
+                (split / "labels.npz").write_bytes(b"consolidated")
+                (split / "manifest.json").write_text(MANIFEST)
         elif cmd[0] == "agents.supervised":
             run = Path(_flag(cmd, "--runs")) / _flag(cmd, "--name")
             run.mkdir(parents=True)
@@ -75,7 +80,11 @@ def test_a_fresh_checkout_resumes_from_the_store_without_training_again(ipc23_lt
     assert _flag(generate, "--val-every") == "5" and _flag(generate, "--time-limit") == "60"
     kept = {str(p.relative_to(store)) for p in store.rglob("*") if p.is_file()}
     assert kept == {
-        "data/ferry/train/records/p01.json",
+        *(
+            f"data/ferry/{split}/{name}"
+            for split in ("train", "val")
+            for name in ("records/p01.json", "manifest.json")
+        ),
         "runs/ferry-hff/eval/testing-easy/problems/p01.json",
         "runs/ferry-wl-rank/args.json",
         "runs/ferry-wl-rank/metrics.json",
@@ -86,3 +95,36 @@ def test_a_fresh_checkout_resumes_from_the_store_without_training_again(ipc23_lt
     again = main("fresh")  # a new checkout: nothing under data/ and runs/ but what the store gives back
     assert "agents.supervised" not in [c[0] for c in again]  # the restored run is finished
     assert (tmp_path / "fresh" / "runs" / "ferry-wl-rank" / "best.safetensors").read_bytes() == b"weights"
+
+
+def test_labels_interrupted_before_the_val_split_ended_are_finished_before_training(
+    ipc23_lt, monkeypatch, tmp_path
+):
+    """A stopped label command leaves the train split finished (manifest, consolidated labels) and the
+    val split without its manifest; the next run labels again (resuming) before it trains."""
+    (tmp_path / "ipc" / "ferry").mkdir(parents=True)
+    data = tmp_path / "data"
+    for split, finished in (("train", True), ("val", False)):
+        (data / "ferry" / split / "records").mkdir(parents=True)
+        (data / "ferry" / split / "records" / "p01.json").write_text('{"status": "solved"}')
+        (data / "ferry" / split / "labels.npz").write_bytes(b"consolidated")
+        if finished:
+            (data / "ferry" / split / "manifest.json").write_text(MANIFEST)
+    ran: list[list[str]] = []
+    monkeypatch.setattr(ipc23_lt, "run_command", _fake_commands(ran))
+    argv = ["ipc23_lt.py", "--domains", "ferry", "--configs", "wl-rank", "--test-sets", "testing-easy"]
+    argv += [
+        "--ipc",
+        str(tmp_path / "ipc"),
+        "--no-store",
+        "--data",
+        str(data),
+        "--runs",
+        str(tmp_path / "runs"),
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    ipc23_lt.main()
+    assert [c[0] for c in ran] == ["pddlgym_sl.data.generate", "agents.supervised", "agents.evaluate"]
+    ran.clear()
+    ipc23_lt.main()  # now labelled and trained: nothing but the (resumed) evaluation
+    assert [c[0] for c in ran] == ["agents.evaluate"]
