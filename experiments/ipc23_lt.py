@@ -160,7 +160,8 @@ def train(domain: str, config: str, args) -> Path | None:
     """The finished run directory of `config` on `domain` (labelled and trained now if needed);
     None without data."""
     labels = args.data / domain / "train" / "labels.npz"
-    if not (labelled(domain, args) and labels.is_file()):  # a store's split: consolidated by `label`
+    # a split restored from the store has its manifest but no labels.npz until `label` consolidates it
+    if not (labelled(domain, args) and labels.is_file()):
         label(domain, args)
     if not labels.is_file():  # no training task was solved
         print(f"{domain}: no labels in {labels.parent}; skipped", flush=True)

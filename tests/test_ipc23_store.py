@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-MANIFEST = (
-    '{"summary": {"slots": 1, "solved": 1, "states": 3}}'  # what a finished split's build writes, in short
-)
+MANIFEST = '{"summary": {"slots": 1, "solved": 1, "states": 3}}'  # a finished split's, in short
 
 
 @pytest.fixture
@@ -113,15 +111,8 @@ def test_labels_interrupted_before_the_val_split_ended_are_finished_before_train
     ran: list[list[str]] = []
     monkeypatch.setattr(ipc23_lt, "run_command", _fake_commands(ran))
     argv = ["ipc23_lt.py", "--domains", "ferry", "--configs", "wl-rank", "--test-sets", "testing-easy"]
-    argv += [
-        "--ipc",
-        str(tmp_path / "ipc"),
-        "--no-store",
-        "--data",
-        str(data),
-        "--runs",
-        str(tmp_path / "runs"),
-    ]
+    argv += ["--ipc", str(tmp_path / "ipc"), "--data", str(data), "--runs", str(tmp_path / "runs")]
+    argv += ["--no-store"]
     monkeypatch.setattr(sys, "argv", argv)
     ipc23_lt.main()
     assert [c[0] for c in ran] == ["pddlgym_sl.data.generate", "agents.supervised", "agents.evaluate"]
