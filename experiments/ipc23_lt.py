@@ -22,8 +22,9 @@ planners on the same tasks and WL-GOOSE's published totals (`ipc23_field`). ``--
 on an even spread of one task in K of each set (the same tasks for every configuration);
 ``--address HOST:PORT`` plans on a Ray cluster (one task per worker, its CPU and memory share).
 
-Labels: a learned configuration's domain without labels gets them first, with the command above
-(`label`; it resumes, and consolidates a split restored from the store).
+Labels: a learned configuration's domain without finished labels gets them first, with the command
+above (`label`; it resumes). A split restored from the store is consolidated by the training that
+loads it (`pddlgym_sl.data.dataset.load_split`).
 
 What is finished is also kept in ``--store`` (default ``experiments/results/<runs' name>``, tracked
 by git; `results_store`): the labels, every trained run (with its best weights) and every evaluated
@@ -159,12 +160,11 @@ def labelled(domain: str, args) -> bool:
 def train(domain: str, config: str, args) -> Path | None:
     """The finished run directory of `config` on `domain` (labelled and trained now if needed);
     None without data."""
-    labels = args.data / domain / "train" / "labels.npz"
-    # a split restored from the store has its manifest but no labels.npz until `label` consolidates it
-    if not (labelled(domain, args) and labels.is_file()):
+    if not labelled(domain, args):
         label(domain, args)
-    if not labels.is_file():  # no training task was solved
-        print(f"{domain}: no labels in {labels.parent}; skipped", flush=True)
+    train_split = args.data / domain / "train"
+    if not json.loads((train_split / "manifest.json").read_text())["summary"]["solved"]:
+        print(f"{domain}: no training task solved in {train_split}; skipped", flush=True)
         return None
     run_dir = args.runs / f"{domain}-{config}"
     if (run_dir / "metrics.json").is_file():
