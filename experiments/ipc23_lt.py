@@ -151,20 +151,28 @@ def label(domain: str, args) -> None:
     run([*cmd, "--stop-after", "5", *parallel_flags(args), "--quiet"])
 
 
-def labelled(domain: str, args) -> bool:
-    """Whether `label` has finished for `domain`: both splits have the manifest that a split's build
-    writes when it ends (an interrupted build leaves records and label files, but no manifest)."""
-    return all((args.data / domain / split / "manifest.json").is_file() for split in ("train", "val"))
+def label_summaries(domain: str, args) -> tuple[dict, dict] | None:
+    """The train and val splits' manifest summaries once `label` has finished for `domain`; None
+    before (a split's build writes its manifest when it ends: an interrupted build leaves records
+    and label files, but no manifest)."""
+    manifests = [args.data / domain / split / "manifest.json" for split in ("train", "val")]
+    if not all(m.is_file() for m in manifests):
+        return None
+    train_summary, val_summary = (json.loads(m.read_text())["summary"] for m in manifests)
+    return train_summary, val_summary
 
 
 def train(domain: str, config: str, args) -> Path | None:
     """The finished run directory of `config` on `domain` (labelled and trained now if needed);
     None without data."""
-    if not labelled(domain, args):
+    summaries = label_summaries(domain, args)
+    if summaries is None:
         label(domain, args)
-    train_split = args.data / domain / "train"
-    if not json.loads((train_split / "manifest.json").read_text())["summary"]["solved"]:
-        print(f"{domain}: no training task solved in {train_split}; skipped", flush=True)
+        summaries = label_summaries(domain, args)
+    if summaries is None:
+        raise RuntimeError(f"labelling {domain} ended without both splits' manifests in {args.data / domain}")
+    if not summaries[0]["solved"]:
+        print(f"{domain}: no training task solved in {args.data / domain / 'train'}; skipped", flush=True)
         return None
     run_dir = args.runs / f"{domain}-{config}"
     if (run_dir / "metrics.json").is_file():
@@ -256,10 +264,10 @@ def tables(args) -> str:
               + " | ".join(f"{LABELS[c]} s" for c in learned) + " |",
               "|---|--:|--:|" + "--:|" * len(learned)]  # fmt: skip
     for d in args.domains:
-        manifests = [args.data / d / s / "manifest.json" for s in ("train", "val")]
-        if not all(m.is_file() for m in manifests):
+        summaries = label_summaries(d, args)
+        if summaries is None:
             continue
-        train_m, val_m = (json.loads(m.read_text())["summary"] for m in manifests)
+        train_m, val_m = summaries
         seconds = []
         for c in learned:
             m = args.runs / f"{d}-{c}" / "metrics.json"

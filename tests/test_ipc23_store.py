@@ -52,19 +52,32 @@ def _fake_commands(ran: list[list[str]]):
     return run_command
 
 
+def _run(ipc23_lt, monkeypatch, tmp_path: Path, checkout: Path, *flags: str) -> list[list[str]]:
+    """Run the driver on ferry's easy set with `checkout`'s data/ and runs/; the commands it ran."""
+    ran: list[list[str]] = []
+    monkeypatch.setattr(ipc23_lt, "run_command", _fake_commands(ran))
+    argv = [
+        "ipc23_lt.py",
+        "--domains",
+        "ferry",
+        "--test-sets",
+        "testing-easy",
+        "--ipc",
+        str(tmp_path / "ipc"),
+    ]
+    argv += ["--data", str(checkout / "data"), "--runs", str(checkout / "runs"), *flags]
+    monkeypatch.setattr(sys, "argv", argv)
+    ipc23_lt.main()
+    return ran
+
+
 def test_a_fresh_checkout_resumes_from_the_store_without_training_again(ipc23_lt, monkeypatch, tmp_path):
     (tmp_path / "ipc" / "ferry").mkdir(parents=True)
     store = tmp_path / "store"
 
     def main(checkout: str) -> list[list[str]]:
-        ran: list[list[str]] = []
-        monkeypatch.setattr(ipc23_lt, "run_command", _fake_commands(ran))
-        argv = ["ipc23_lt.py", "--domains", "ferry", "--configs", "hff", "wl-rank"]
-        argv += ["--test-sets", "testing-easy", "--ipc", str(tmp_path / "ipc"), "--store", str(store)]
-        argv += ["--data", str(tmp_path / checkout / "data"), "--runs", str(tmp_path / checkout / "runs")]
-        monkeypatch.setattr(sys, "argv", argv)
-        ipc23_lt.main()
-        return ran
+        flags = ("--configs", "hff", "wl-rank", "--store", str(store))
+        return _run(ipc23_lt, monkeypatch, tmp_path, tmp_path / checkout, *flags)
 
     first = main("first")
     assert [c[0] for c in first] == [
@@ -108,14 +121,8 @@ def test_labels_interrupted_before_the_val_split_ended_are_finished_before_train
         (data / "ferry" / split / "labels.npz").write_bytes(b"consolidated")
         if finished:
             (data / "ferry" / split / "manifest.json").write_text(MANIFEST)
-    ran: list[list[str]] = []
-    monkeypatch.setattr(ipc23_lt, "run_command", _fake_commands(ran))
-    argv = ["ipc23_lt.py", "--domains", "ferry", "--configs", "wl-rank", "--test-sets", "testing-easy"]
-    argv += ["--ipc", str(tmp_path / "ipc"), "--data", str(data), "--runs", str(tmp_path / "runs")]
-    argv += ["--no-store"]
-    monkeypatch.setattr(sys, "argv", argv)
-    ipc23_lt.main()
+    flags = ("--configs", "wl-rank", "--no-store")
+    ran = _run(ipc23_lt, monkeypatch, tmp_path, tmp_path, *flags)
     assert [c[0] for c in ran] == ["pddlgym_sl.data.generate", "agents.supervised", "agents.evaluate"]
-    ran.clear()
-    ipc23_lt.main()  # now labelled and trained: nothing but the (resumed) evaluation
+    ran = _run(ipc23_lt, monkeypatch, tmp_path, tmp_path, *flags)  # labelled and trained: only the evaluation
     assert [c[0] for c in ran] == ["agents.evaluate"]
