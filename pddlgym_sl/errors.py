@@ -83,3 +83,8 @@ class ConfigError(PDDLError, ValueError):
 class MissingExtraError(ConfigError, ImportError):
     """A feature needs an optional dependency group that is not installed (``pip install
     'pddlgym-sl[learn]'``, ``[rl]``); the message names the extra and the missing modules."""
+
+
+class IncompleteSplitWarning(UserWarning):
+    """A labelled split is loaded before its labelling finished (no ``manifest.json`` yet): it holds
+    only the problems labelled so far, so a model trained on it sees fewer problems than asked for."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from pddlgym_sl.data.build import build_split
 from pddlgym_sl.data.dataset import facts_digest, load_split
 from pddlgym_sl.data.labels import load_labels
 from pddlgym_sl.data.solve import SolveConfig
+from pddlgym_sl.errors import IncompleteSplitWarning
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.task import load_task
 from tests.problems import GRIPPER_UNSOLVABLE
@@ -105,6 +108,21 @@ def test_loading_a_split(ferry_split):
     sample = load_split(split_dir, max_problems=3)
     assert len(sample.problems) == 3 and len(sample) == sum(len(s) for s in sample.states)
     assert set(np.unique(sample.problem_of)) == {0, 1, 2}
+
+
+def test_a_split_whose_labelling_has_not_finished_loads_with_a_warning(ferry_split, tmp_path):
+    split_dir, _ = ferry_split
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a finished split loads without one
+        finished = load_split(split_dir)
+    partial = tmp_path / "ferry" / "train"
+    shutil.copytree(split_dir, partial)
+    (partial / "manifest.json").unlink()
+    for label_file in sorted((partial / "labels").glob("*.npz"))[3:]:
+        label_file.unlink()  # as if the labelling had been killed after three problems
+    with pytest.warns(IncompleteSplitWarning, match=r"no manifest\.json.*the 3 problems labelled so far"):
+        data = load_split(partial)
+    assert len(data.problems) == 3 < len(finished.problems)
 
 
 def test_rerun_after_kill_equals_an_uninterrupted_run(tmp_path):

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import random
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from pddlgym_sl.data.labels import FEATURE_NAMES, LABEL_HEURISTICS, ProblemLabels, check_core, load_labels
-from pddlgym_sl.errors import ConfigError, PDDLError
+from pddlgym_sl.errors import ConfigError, IncompleteSplitWarning, PDDLError
 from pddlgym_sl.io import atomic_save_npz
 from pddlgym_sl.task import CORE_VERSION, CompiledTask, load_task
 
@@ -206,11 +207,20 @@ def _siblings(z, n_words: np.ndarray, offsets: np.ndarray) -> SplitSiblings:
 def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int = 0) -> LabelledSplit:
     """Load the solved problems of a split; `max_problems` keeps a seeded sample of them (the paper
     trains on 400 problems subsampled from the training set). Uses the consolidated file, and
-    (re)writes it first when it is missing or does not cover every label file."""
+    (re)writes it first when it is missing or does not cover every label file. A split without its
+    ``manifest.json`` (labelling interrupted) loads with an `IncompleteSplitWarning`."""
     split_dir = Path(split_dir)
     files = _label_files(split_dir)
     if not files:
         raise ConfigError(f"no labelled problems in {split_dir} (run python -m pddlgym_sl.data.generate)")
+    if not (split_dir / "manifest.json").is_file():
+        warnings.warn(
+            f"{split_dir} has no manifest.json: its labelling has not finished, so only the "
+            f"{len(files)} problems labelled so far are loaded (run python -m pddlgym_sl.data.generate "
+            "with the same arguments again to finish it)",
+            IncompleteSplitWarning,
+            stacklevel=2,
+        )
     path = split_dir / CONSOLIDATED
     z = np.load(path, allow_pickle=False) if path.is_file() else None
     if z is not None:
