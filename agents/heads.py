@@ -169,6 +169,12 @@ class Head:
         """Name of the admissible heuristic to pass as ``lower``."""
         return self.bound
 
+    def bound_in_value(self, clip: bool = False) -> bool:
+        """Whether the search value or confidence reads the bound's values (TN always; N and the
+        categorical head with ``clip`` only). Where it does not, a search needs the bound only where
+        it is infinite: a proven dead end."""
+        return True
+
     @property
     def upper_key(self) -> str | None:
         """Label column to pass as ``upper`` in training (``None``: the default ``u``)."""
@@ -316,6 +322,9 @@ class GaussianHead(Head):
 
     dist = "n"
 
+    def bound_in_value(self, clip: bool = False) -> bool:
+        return clip
+
     def distribution(
         self, raw: Tensor, lower: Tensor, residual_base: Tensor | None, upper: Tensor | None = None
     ) -> Gaussian:
@@ -445,6 +454,9 @@ class CategoricalHead(Head):
     """
 
     dist = "cat"
+
+    def bound_in_value(self, clip: bool = False) -> bool:
+        return clip
 
     def __init__(self, *, max_cost: int | None = None, **options: str) -> None:
         super().__init__(**options)  # type: ignore[arg-type]

@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 import domains
+from agents import learned_heuristic
 from agents.apps.evaluate import Args as EvalArgs
 from agents.apps.evaluate import evaluate, lockstep_width
 from agents.apps.supervised import Args, train
+from agents.heads import make_head
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
+from agents.models import make_model
 from pddlgym_sl import load_task
 from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.search import gbfs
 
 
@@ -265,3 +270,47 @@ def test_limits_that_cover_grounding_end_a_task_in_its_grounding_or_leave_its_se
     assert not json.loads((out / "problems" / "p1.json").read_text())["limits_cover_grounding"]
     with pytest.raises(ConfigError, match="needs --time-limit"):
         EvalArgs(heuristic="hff", limits_cover_grounding=True)
+
+
+IPC_FLOORTILE = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt" / "floortile"
+
+
+def _floortile_states(budget: int = 300) -> tuple:
+    """A floortile task (painted tiles block the robots: many dead ends) and the states that a GBFS +
+    hFF search evaluates on it."""
+    task = load_task(
+        IPC_FLOORTILE / "domain.pddl", sorted((IPC_FLOORTILE / "testing-easy").glob("*.pddl"))[4]
+    )
+    recorded = []
+    hff = make_heuristic("hff", task)
+
+    def record(batch):
+        recorded.append(batch.copy())
+        return hff.batch(batch)
+
+    gbfs(task, record, max_evaluations=budget)
+    return task, np.concatenate(recorded)
+
+
+@pytest.mark.skipif(not IPC_FLOORTILE.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC_FLOORTILE}")
+@pytest.mark.parametrize("dist", ["n", "cat"])
+@pytest.mark.parametrize("clip", [False, True])
+def test_values_that_do_not_read_the_bound_find_dead_ends_by_hmax(dist, clip, monkeypatch):
+    """N and the categorical head without clip read their LM-cut bound only where it is infinite,
+    so hmax stands in for it; with clip the bound's values count and LM-cut stays. Every value,
+    dead ends included, equals the one computed with LM-cut."""
+    task, states = _floortile_states()
+    head = make_head(dist, sigma="fixed", residual="none", bound="lmcut", max_cost=40)
+    torch.manual_seed(0)
+    trained = TrainedModel(make_model("hgn", n_outputs=head.n_outputs).eval(), head, "hgn", "floortile", None)
+    fast = LearnedHeuristic(trained, task, clip=clip)
+    assert fast.bound_key == ("lmcut" if clip else "hmax")
+    monkeypatch.setattr(learned_heuristic, "dead_end_bound", lambda bound: bound)
+    with_lmcut = LearnedHeuristic(trained, task, clip=clip)
+    assert with_lmcut.bound_key == "lmcut"
+    values = fast.batch(states)
+    assert np.isinf(values).any() and np.isfinite(values).any()
+    np.testing.assert_array_equal(values, with_lmcut.batch(states))
+    np.testing.assert_array_equal(
+        fast.values_and_confidences(states)[1], with_lmcut.values_and_confidences(states)[1]
+    )

@@ -190,7 +190,7 @@ class CompiledWLHeuristic:
         arrays = wl_arrays(e.table, graph, task.n_words, model, reference=np.array(task.init.words))
         # N without clip needs its bound only where it is infinite: relaxed reachability then,
         # and inside the engine only on the states it expands (`_dead_end`)
-        dead_ends_only = trained.head.dist == "n" and not clip
+        dead_ends_only = not trained.head.bound_in_value(clip)
         head = np.concatenate([e.head, [float(clip), float(task.solvable), float(dead_ends_only)]])
         lower = symbolic_args(self.lower, dead_ends_only)
         self._args = WLEngineArgs(*arrays, head, lower=lower, residual=symbolic_args(self.residual))
