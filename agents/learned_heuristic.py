@@ -6,12 +6,11 @@ the training data), the model input from the same encoders the trainer used, and
 the head's point estimate — N: μ, N+clip: max(μ, l), TN: E[x], cat: argmax. A state whose admissible
 bound is infinite is a proven dead end and gets ``inf``; where the value does not read the bound
 (N and cat without clip) hmax stands in for LM-cut, whose dead ends are hmax's (`dead_end_bound`).
-``batch(states, upper)`` also takes an upper
-bound u per state (anytime search passes ``C − g(s)``, `pddlgym_sl.search.anytime`): TN's value is
-then ``min(E[x], u)`` of TN(μ, σ, l − 0.1, u + 0.1) (`agents.heads`), so it never exceeds u. Without
-u (plain GBFS, which knows no plan from a new state) the head's default is used: ``1e5`` for
-``upper`` "none" and "plan", ``+∞`` for "inf". `values_and_confidences` adds the head's confidence,
-for the confidence-aware searches.
+``batch(states, upper)`` also takes an upper bound u per state (anytime search passes ``C − g(s)``,
+`pddlgym_sl.search.anytime`): TN's value is then ``min(E[x], u)`` of TN(μ, σ, l − 0.1, u + 0.1)
+(`agents.heads`), so it never exceeds u. Without u (plain GBFS, which knows no plan from a new
+state) the head's default is used: ``1e5`` for ``upper`` "none" and "plan", ``+∞`` for "inf".
+`values_and_confidences` adds the head's confidence, for the confidence-aware searches.
 
 `evaluate_together` evaluates the batches of several `LearnedHeuristic` of one trained model (the
 new states of several searches advanced in lockstep, `agents.lockstep`) with one forward pass per
@@ -167,8 +166,9 @@ def dead_end_bound(bound: str) -> str:
     """The heuristic that finds the dead ends of admissible `bound` where its values are not needed
     (N or categorical values without clip, `agents.heads.Head.bound_in_value`): hmax for LM-cut,
     whose infinite set is exactly hmax's (both: the goal is relaxed-unreachable, and LM-cut starts
-    from hmax) at a small part of its cost (GBFS with hmax alone evaluates 17,551 states/s on 100-object
-    ferry, with LM-cut 233: docs/performance.md); any other bound itself (blind: never infinite)."""
+    from hmax) at a small part of its cost (GBFS with hmax alone evaluates 17,551 states/s on
+    100-object ferry, with LM-cut 233: docs/performance.md); any other bound itself (blind: never
+    infinite)."""
     return "hmax" if bound == "lmcut" else bound
 
 
