@@ -103,6 +103,16 @@ def test_the_paper_page_holds_what_the_stored_report_gives():
     assert block.strip() == compare.compare(ROOT / "experiments/results/paper-v2/report").strip()
 
 
+def test_the_readme_holds_the_nlm_tables_of_the_stored_report():
+    """The README's "Reproducing the paper" block is the NLM's part of the same comparison
+    (``python experiments/paper_compare.py --models nlm --into README.md``)."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(compare.BEGIN)[1].split(compare.END)[0]
+    report = ROOT / "experiments/results/paper-v2/report"
+    assert block.strip() == compare.compare(report, models=["nlm"]).strip()
+    assert "**NLM, Table 2" in block and "STRIPS-HGN" not in block
+
+
 def test_into_replaces_only_the_marked_block(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(f"before\n{compare.BEGIN}\nold\n{compare.END}\nafter\n")
