@@ -125,6 +125,15 @@ def test_a_split_whose_labelling_has_not_finished_loads_with_a_warning(ferry_spl
     assert len(data.problems) == 3 < len(finished.problems)
 
 
+def test_a_run_with_nothing_left_to_label_leaves_the_manifest_as_it_was(ferry_split, tmp_path):
+    split_dir, manifest = ferry_split
+    again = tmp_path / "ferry" / "train"
+    shutil.copytree(split_dir, again)
+    rerun = build_split("ferry", FERRY, "train", _specs(), again, SolveConfig(time_limit=60), progress=False)
+    assert rerun["runs"] == manifest["runs"] and len(rerun["runs"]) == 1
+    assert rerun == json.loads((again / "manifest.json").read_text()) == manifest
+
+
 def test_rerun_after_kill_equals_an_uninterrupted_run(tmp_path):
     cmd = [sys.executable, "-m", "pddlgym_sl.data.generate", "--domain", "ferry", "--split", "train"]
     cmd += ["--limit", "8", "--jobs", "1", "--quiet", "--time-limit", "60"]

@@ -157,7 +157,8 @@ def build_split(
         finally:
             bar.close()
         _add_missing_siblings(split_dir, progress)
-        manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, time.time() - started)
+        seconds = time.time() - started if pending else None  # a run with nothing to do is not recorded
+        manifest = write_manifest(domain, domain_file, split, slots, split_dir, config, seconds)
         if manifest["summary"]["solved"]:
             consolidate(split_dir)
             if upper:
@@ -227,16 +228,18 @@ def write_manifest(
     slots: Sequence[ProblemSpec | Path],
     split_dir: Path,
     config: SolveConfig,
-    run_seconds: float,
+    run_seconds: float | None,
 ) -> dict[str, Any]:
-    """Assemble ``manifest.json`` from the records of `slots` (atomic write)."""
+    """Assemble ``manifest.json`` from the records of `slots` (atomic write); `run_seconds` is the
+    run's entry in ``runs``, None for a run that found every slot finished (it adds none)."""
     records = read_records(split_dir)
     ordered = [records[slot_name(s)] for s in slots if slot_name(s) in records]
     solved = [r for r in ordered if r["status"] == "solved"]
     path = split_dir / "manifest.json"
     previous = json.loads(path.read_text()) if path.is_file() else {}
     runs = previous.get("runs", [])
-    runs.append({"finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(run_seconds, 2)})
+    if run_seconds is not None:
+        runs.append({"finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(run_seconds, 2)})
     manifest = {
         "format": MANIFEST_FORMAT,
         "pddlgym_sl_version": __version__,
