@@ -38,3 +38,22 @@ def pyperplan_task(domain_file, problem_file, **ground_kwargs):
 
     parser = Parser(str(domain_file), str(problem_file))
     return ground(parser.parse_problem(parser.parse_domain()), **ground_kwargs)
+
+
+def states_of_a_search(task, budget=400):
+    """The states a GBFS + hFF search evaluates on `task` within `budget` evaluations, in its order
+    (one (n, n_words) array): states a search really meets, dead ends included."""
+    import numpy as np
+
+    from pddlgym_sl.heuristics import make_heuristic
+    from pddlgym_sl.search import gbfs
+
+    recorded = []
+    h = make_heuristic("hff", task)
+
+    def hff(batch):
+        recorded.append(batch.copy())
+        return h.batch(batch)
+
+    gbfs(task, hff, max_evaluations=budget)
+    return np.concatenate(recorded)

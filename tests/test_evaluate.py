@@ -21,8 +21,8 @@ from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from agents.models import make_model
 from pddlgym_sl import load_task
 from pddlgym_sl.errors import ConfigError
-from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.search import gbfs
+from tests.problems import states_of_a_search
 
 
 @pytest.fixture(scope="module", params=["nlm", "hgn", "linear", "wl"])
@@ -275,23 +275,6 @@ def test_limits_that_cover_grounding_end_a_task_in_its_grounding_or_leave_its_se
 IPC_FLOORTILE = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt" / "floortile"
 
 
-def _floortile_states(budget: int = 300) -> tuple:
-    """A floortile task (painted tiles block the robots: many dead ends) and the states that a GBFS +
-    hFF search evaluates on it."""
-    task = load_task(
-        IPC_FLOORTILE / "domain.pddl", sorted((IPC_FLOORTILE / "testing-easy").glob("*.pddl"))[4]
-    )
-    recorded = []
-    hff = make_heuristic("hff", task)
-
-    def record(batch):
-        recorded.append(batch.copy())
-        return hff.batch(batch)
-
-    gbfs(task, record, max_evaluations=budget)
-    return task, np.concatenate(recorded)
-
-
 @pytest.mark.skipif(not IPC_FLOORTILE.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC_FLOORTILE}")
 @pytest.mark.parametrize("dist", ["n", "cat"])
 @pytest.mark.parametrize("clip", [False, True])
@@ -299,7 +282,11 @@ def test_values_that_do_not_read_the_bound_find_dead_ends_by_hmax(dist, clip, mo
     """N and the categorical head without clip read their LM-cut bound only where it is infinite,
     so hmax stands in for it; with clip the bound's values count and LM-cut stays. Every value,
     dead ends included, equals the one computed with LM-cut."""
-    task, states = _floortile_states()
+    # painted tiles block the robots: many dead ends among the states a search meets
+    task = load_task(
+        IPC_FLOORTILE / "domain.pddl", sorted((IPC_FLOORTILE / "testing-easy").glob("*.pddl"))[4]
+    )
+    states = states_of_a_search(task, budget=300)
     head = make_head(dist, sigma="fixed", residual="none", bound="lmcut", max_cost=40)
     torch.manual_seed(0)
     trained = TrainedModel(make_model("hgn", n_outputs=head.n_outputs).eval(), head, "hgn", "floortile", None)

@@ -37,6 +37,7 @@ from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.heuristics.compiled import dead_on_expansion, state_values
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.search import gbfs
+from tests.problems import states_of_a_search
 
 IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
 IPC_DOMAINS = ("blocksworld", "childsnack", "ferry", "floortile", "miconic", "rovers", "satellite", "sokoban",
@@ -147,19 +148,6 @@ HEADS = {
 }
 
 
-def _states_of_a_search(task, budget=400):
-    """The states a GBFS + hFF search evaluates, in its order."""
-    recorded = []
-    h = make_heuristic("hff", task)
-
-    def hff(batch):
-        recorded.append(batch.copy())
-        return h.batch(batch)
-
-    gbfs(task, hff, max_evaluations=budget)
-    return np.concatenate(recorded)
-
-
 def _float32_scale(trained, task, states) -> np.ndarray:
     """Per state, the size of the torch path's float32 sums, ``|b| + sum_i |W_i z_i|`` over its
     outputs: torch's float32 rounding errs by a small multiple of 1e-7 of it (an exact ``μ`` may
@@ -181,7 +169,7 @@ def test_values_equal_the_torch_path(head, clip):
     domain = "floortile"  # dead ends (hmax = inf) among its states
     trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS[head]), seed=1)
     task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[2])
-    states = _states_of_a_search(task)
+    states = states_of_a_search(task)
     tolerance = 1e-6 * _float32_scale(trained, task, states)
     for upper in (None, np.random.default_rng(0).uniform(0, 40, len(states))):  # anytime search passes u
         expected = LearnedHeuristic(trained, task, clip=clip).batch(states, upper)
@@ -206,7 +194,7 @@ def test_relaxed_reachability_is_where_the_bounds_are_finite(bound):
     """N without clip needs its bound only to spot dead ends: relaxed reachability, exactly."""
     domain = "floortile"
     task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[4])
-    states = _states_of_a_search(task, budget=2000)
+    states = states_of_a_search(task, budget=2000)
     heuristic = make_heuristic(bound, task)
     expected = heuristic.batch(states)
     out = np.empty(len(states))
@@ -236,7 +224,7 @@ def test_the_engine_overload_gives_the_batch_values(head, domain):
     in `batch`) to `dead_on_expansion`, which flags exactly those when they are expanded."""
     trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS[head]), seed=2)
     task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[3])
-    states = _states_of_a_search(task)
+    states = states_of_a_search(task)
     out = np.empty(len(states))
     _engine_loop(CompiledWLHeuristic(trained, task).engine_args(), states, out)
     expected = CompiledWLHeuristic(trained, task).batch(states)
