@@ -154,6 +154,8 @@ def main() -> None:
                     if keep:
                         results_store.save(args.store, data=args.data, out=args.out)
     except KeyboardInterrupt as exc:  # the running command is stopped already
+        if keep:  # the signal may have cut the last step's save short (seen: a planned cell lost)
+            results_store.save(args.store, data=args.data, out=args.out)
         kept = f"finished labels are kept under {args.data}, runs under {args.out}"
         interrupted(exc, kept + (f", and in {args.store}" if keep else ""), now=True)
     for cmd in failed:
