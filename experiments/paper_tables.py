@@ -147,14 +147,12 @@ def main() -> None:
     try:
         with stop_on_signals():
             for cmd in commands:  # a failed step does not stop the others (its log says why)
-                try:
-                    if run(cmd, args.dry_run) != 0:
-                        failed.append(cmd)
-                finally:
-                    if keep:
-                        results_store.save(args.store, data=args.data, out=args.out)
+                if run(cmd, args.dry_run) != 0:
+                    failed.append(cmd)
+                if keep:
+                    results_store.save(args.store, data=args.data, out=args.out)
     except KeyboardInterrupt as exc:  # the running command is stopped already
-        if keep:  # the signal may have cut the last step's save short (seen: a planned cell lost)
+        if keep:  # what it finished, and all of it even if the signal cut a step's save short
             results_store.save(args.store, data=args.data, out=args.out)
         kept = f"finished labels are kept under {args.data}, runs under {args.out}"
         interrupted(exc, kept + (f", and in {args.store}" if keep else ""), now=True)
