@@ -119,3 +119,34 @@ def test_blocksworld_is_labelled_up_to_13_blocks():
         specs = domains.split_specs("blocksworld", split)
         kept = {dict(s.params)["blocks"] for s in specs[: experiment.LABEL_LIMITS[("blocksworld", split)]]}
         assert kept == set(range(5, 14)) and dict(specs[len(specs) - 1].params)["blocks"] == 16
+
+
+def test_a_signal_during_a_steps_save_still_leaves_the_step_in_the_store(monkeypatch, tmp_path):
+    data, store = tmp_path / "data", tmp_path / "store"
+    saves: list[bool] = []
+    real_save = experiment.results_store.save
+
+    def fake_run_command(cmd, cwd, env):
+        record = data / "ferry" / "train" / "records" / "slot1.json"
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text("{}")
+        return 0
+
+    def save_cut_short_once(*args, **kw):  # the signal lands inside the first step's copy
+        saves.append(True)
+        if len(saves) == 1:
+            raise KeyboardInterrupt
+        return real_save(*args, **kw)
+
+    def interrupted(exc, kept, *a, now=False):  # the real one ends the process with os._exit
+        raise SystemExit(130)
+
+    monkeypatch.setattr(experiment, "run_command", fake_run_command)
+    monkeypatch.setattr(experiment.results_store, "save", save_cut_short_once)
+    monkeypatch.setattr(experiment, "interrupted", interrupted)
+    argv = ["paper_tables.py", "--domains", "ferry", "--labels-only", "--data", str(data), "--store"]
+    monkeypatch.setattr(sys, "argv", [*argv, str(store)])
+    with pytest.raises(SystemExit) as stop:
+        experiment.main()
+    assert stop.value.code == 130 and len(saves) == 2  # the step's cut-short save, then the handler's
+    assert (store / "data" / "ferry" / "train" / "records" / "slot1.json").is_file()
