@@ -246,7 +246,7 @@ def test_an_expansion_with_many_new_states_is_handed_out_in_slices(tmp_path, mon
 
 
 def test_a_time_limit_stops_a_python_heuristic_between_slices(tmp_path, monkeypatch):
-    """The first expansion's ~200 new states come in slices of 8 (80 ms each); a 0.3 s limit
+    """The first expansion's 113 new states come in slices of 8 (80 ms each); a 0.3 s limit
     stops the search between slices, after the first and well before the last."""
     import time
 
