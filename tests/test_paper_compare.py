@@ -103,14 +103,14 @@ def test_the_paper_page_holds_what_the_stored_report_gives():
     assert block.strip() == compare.compare(ROOT / "experiments/results/paper-v2/report").strip()
 
 
-def test_the_readme_holds_the_nlm_tables_of_the_stored_report():
-    """The README's "Reproducing the paper" block is the NLM's part of the same comparison
-    (``python experiments/paper_compare.py --models nlm --into README.md``)."""
+def test_the_readme_holds_the_nlm_and_strips_hgn_tables_of_the_stored_report():
+    """The README's "Reproducing the paper" block is the NLM's and STRIPS-HGN's part of the same
+    comparison (``python experiments/paper_compare.py --models nlm hgn --into README.md``)."""
     readme = (ROOT / "README.md").read_text()
     block = readme.split(compare.BEGIN)[1].split(compare.END)[0]
     report = ROOT / "experiments/results/paper-v2/report"
-    assert block.strip() == compare.compare(report, models=["nlm"]).strip()
-    assert "**NLM, Table 2" in block and "STRIPS-HGN" not in block
+    assert block.strip() == compare.compare(report, models=["nlm", "hgn"]).strip()
+    assert "**NLM, Table 2" in block and "**STRIPS-HGN, Table 2" in block and "Linear" not in block
 
 
 def test_into_replaces_only_the_marked_block(tmp_path):
