@@ -157,7 +157,7 @@ class NLM(nn.Module):
         arity ``r`` dominate, ``n^r`` tuples of 4-byte floats times about fourteen hidden widths
         and two of the input (measured as the resident set's growth in float32 at breadth 3 and
         hidden 8 from 30 to 70 objects: 280-370 bytes per triple on one machine, with or without
-        gradients, and once 415 on CI's, where the allocator kept more; this gives 464)."""
+        gradients, and 415 in one run on CI's machine; this gives 464)."""
         top = self._top_arity
         width = 14 * self.hidden + 2 * self.in_channels.get(top, 0)
         return 4 * n_objects**top * width + 4 * n_objects**2 * 16 * self.hidden
