@@ -117,7 +117,7 @@ from torch import Tensor
 
 from agents.errors import AgentError
 
-__all__ = ["Gaussian", "TruncatedGaussian"]
+__all__ = ["Gaussian", "TruncatedGaussian", "log_interval_probability"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -518,3 +518,16 @@ class TruncatedGaussian:
 
     def __repr__(self) -> str:
         return f"TruncatedGaussian(batch_shape={tuple(self.batch_shape)})"
+
+
+def log_interval_probability(mu: TensorLike, sigma: TensorLike, low: TensorLike, high: TensorLike) -> Tensor:
+    r"""``log P(low ≤ X ≤ high)`` for ``X ~ N(μ, σ)``: ``log(Φ((high − μ)/σ) − Φ((low − μ)/σ))``,
+    the log-likelihood of an *interval-censored* observation (h* known only to lie in
+    ``[low, high]``, `agents.heads.Head.interval_nll`).
+
+    It is the normalizer ``log Z`` of ``TN(μ, σ, low, high)``, computed as that is (module
+    docstring): from the far tail where μ lies beyond an end, so that it stays finite and accurate
+    when μ is thousands of σ outside the interval (a naive difference of two cdfs is 0 there, and
+    its log ``-inf``), and by the Taylor regime for intervals much shorter than σ; differentiable
+    in every argument, with finite gradients. ``high`` may be ``+inf`` and ``low`` ``-inf``."""
+    return TruncatedGaussian(mu, sigma, low, high).log_normalizer

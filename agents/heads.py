@@ -61,6 +61,19 @@ uniform distribution over ``0..H`` to ``N(μ̄, σ)`` with ``μ̄`` the predicti
 pulls no prediction anywhere; shared layers may still move). TN uses the same untruncated form
 (the truncation only renormalises). With ``sigma="fixed"`` there is nothing to learn: it raises.
 
+Interval labels (:meth:`Head.interval_nll`): a state of a satisficing plan knows only that
+``l ≤ h* ≤ u`` (l its admissible bound, u the plan's remaining cost; `pddlgym_sl.data.labels`).
+Its loss is the interval-censored negative log-likelihood, with the ends opened by 0.1 as the TN's:
+
+* N: ``−log P(l − 0.1 ≤ X ≤ u + 0.1)``, ``X ~ N(μ, σ)``, i.e. ``−log(Φ(b) − Φ(a))`` with
+  ``a = (l − 0.1 − μ)/σ``, ``b = (u + 0.1 − μ)/σ``, computed stably in the tails
+  (`agents.distributions.log_interval_probability`);
+* TN: the same probability under ``TN(μ, σ, l − 0.1, U)`` (U the head's upper end):
+  ``−log(P_N(l − 0.1 ≤ X ≤ u + 0.1) / P_N(l − 0.1 ≤ X ≤ U))``;
+* cat: ``−log Σ_{l ≤ c ≤ u} p_c`` (costs above ``H`` count as ``H``).
+
+It is 0 when the whole predicted mass lies in the interval, and pulls μ into it from either side.
+
 Search-time value (:meth:`Head.heuristic`):
 
 * N: ``μ``; with ``clip=True``: ``min(max(μ, l), u)`` with the raw bound ``l`` (the paper's "+clip";
@@ -87,7 +100,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from agents.distributions import SIGMA_MIN, SIGMA_RANGE, Gaussian, TruncatedGaussian
+from agents.distributions import SIGMA_MIN, SIGMA_RANGE, Gaussian, TruncatedGaussian, log_interval_probability
 from agents.errors import AgentError
 from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPER_DEFAULTS, UPPERS
 from agents.unit_bucket import normal_bucket, truncated_normal_bucket
@@ -252,6 +265,22 @@ class Head:
         dist = self.distribution(raw, lower, residual_base, upper)
         return -dist.log_prob(self._like(target, raw))
 
+    def interval_nll(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        interval_upper: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+    ) -> Tensor:
+        """Per-sample interval-censored NLL ``−log P(l ≤ h* ≤ u)`` of states known only to have
+        ``l ≤ h* ≤ u`` (``lower``: l, ``interval_upper``: u; the module docstring); ``upper`` is the
+        head's own upper end, as in `nll`."""
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        lo = self._like(lower, mu) - OPEN_BOUND_EPS
+        hi = self._like(interval_upper, mu) + OPEN_BOUND_EPS
+        return -log_interval_probability(mu, sigma, lo, hi)
+
     def heuristic(
         self,
         raw: Tensor,
@@ -377,6 +406,21 @@ class TruncatedGaussianHead(Head):
         mu, sigma = self.mu_sigma(raw, residual_base)
         lo, hi = self.open_bounds(lower, upper, mu)
         return TruncatedGaussian(mu, sigma, lo, hi)
+
+    def interval_nll(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        interval_upper: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+    ) -> Tensor:
+        """``−log P(l − 0.1 ≤ X ≤ u + 0.1)`` under ``TN(μ, σ, l − 0.1, U)`` (the module docstring):
+        the Gaussian's interval probability over its probability of the TN's support."""
+        mu, sigma = self.mu_sigma(raw, residual_base)
+        lo, hi = self.open_bounds(lower, upper, mu)
+        inside = torch.minimum(self._like(interval_upper, mu) + OPEN_BOUND_EPS, hi.expand_as(mu))
+        return log_interval_probability(mu, sigma, lo, hi) - log_interval_probability(mu, sigma, lo, inside)
 
     def heuristic(
         self,
@@ -521,6 +565,23 @@ class CategoricalHead(Head):
         classes = self._like(target, raw).round().clamp(0, self.max_cost).long()
         flat = F.cross_entropy(raw.reshape(-1, self.n_outputs), classes.reshape(-1), reduction="none")
         return flat.reshape(classes.shape)
+
+    def interval_nll(
+        self,
+        raw: Tensor,
+        lower: Tensor,
+        interval_upper: Tensor,
+        residual_base: Tensor | None,
+        upper: Tensor | None = None,
+    ) -> Tensor:
+        """``−log Σ_{l ≤ c ≤ u} p_c`` over this head's costs (costs above ``H`` count as ``H``)."""
+        self._check_raw(raw)
+        costs = torch.arange(self.n_outputs, dtype=raw.dtype, device=raw.device)
+        lo = self._like(lower, raw).unsqueeze(-1)
+        hi = self._like(interval_upper, raw).clamp(max=self.max_cost).unsqueeze(-1)
+        inside = (costs >= lo - 0.5) & (costs <= hi + 0.5)
+        log_p = torch.log_softmax(raw, dim=-1)
+        return -torch.logsumexp(log_p.masked_fill(~inside, -math.inf), dim=-1)
 
     def heuristic(
         self,

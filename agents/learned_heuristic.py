@@ -116,6 +116,9 @@ class LearnedHeuristic:
             reads it; built from the task's domain file when omitted).
         clip: clip N's μ below by the admissible bound (the paper's "+clip").
         device: where the forward pass runs (default: where the model's parameters are).
+        search_bound: the bound the value reads (`agents.registries.SEARCH_BOUNDS`): the head's
+            own (``trained``), ``lmcut`` or ``hmax`` instead, or ``none`` (the value is μ, dead
+            ends still ``inf``); ``screened`` and ``lazy`` need the compiled WL heuristic.
     """
 
     def __init__(
@@ -125,13 +128,17 @@ class LearnedHeuristic:
         schema: Schema | None = None,
         clip: bool = False,
         device: torch.device | str | None = None,
+        search_bound: str = "trained",
     ) -> None:
-        self.trained, self.task, self.clip = trained, task, clip
+        check_search_bound(search_bound, trained, clip, compiled=False)
+        self.trained, self.task, self.clip, self.search_bound = trained, task, clip, search_bound
         if device is None:
             device = next(trained.model.parameters(), torch.empty(0)).device
         self.device = resolve_device(device)
         head = trained.head
-        self.bound_key = dead_end_bound(head.lower_key) if not head.bound_in_value(clip) else head.lower_key
+        bound = search_bound if search_bound in ("lmcut", "hmax") else head.lower_key
+        reads_bound = head.bound_in_value(clip) and search_bound != "none"
+        self.bound_key = bound if reads_bound else dead_end_bound(bound)
         self.lower = make_heuristic(self.bound_key, task)
         self.residual = make_heuristic(head.residual_key, task) if head.residual_key else None
         self.inputs = model_spec(trained.name).search_inputs(task, self.device, schema)
@@ -160,6 +167,34 @@ class LearnedHeuristic:
 
     def __call__(self, state) -> float:
         return float(self.batch(state.words[None, :])[0])
+
+    def values(
+        self, raw: Tensor, lower: np.ndarray, base: np.ndarray | None, upper: np.ndarray | None
+    ) -> np.ndarray:
+        """The search values of a batch's live states from the model's raw outputs and their
+        bounds: the head's (`agents.heads.Head.heuristic_values`), or μ without the bound (N's in
+        float32, TN's in float64, as the compiled WL heuristic computes them)."""
+        head = self.trained.head
+        if self.search_bound != "none" or head.dist == "n":
+            return head.heuristic_values(raw, lower, base, self.clip, upper)
+        mu = raw.detach().cpu().double().numpy()[..., 0]
+        return mu + base if base is not None else mu
+
+
+def check_search_bound(search_bound: str, trained: TrainedModel, clip: bool, compiled: bool) -> None:
+    """`AgentError` for a ``search_bound`` that is unknown, that the path (`compiled`: the compiled
+    WL heuristic) does not compute, or that contradicts ``clip`` (which reads the bound)."""
+    from agents.registries import SEARCH_BOUNDS
+
+    if search_bound not in SEARCH_BOUNDS:
+        raise AgentError(f"search_bound={search_bound!r}: choose one of {', '.join(SEARCH_BOUNDS)}")
+    if search_bound in ("screened", "lazy") and not compiled:
+        raise AgentError(
+            f"--search-bound {search_bound} is computed by the compiled WL heuristic only "
+            f"(a --model wl run with an N or TN head, searched by gbfs or astar), not for {trained.name!r}"
+        )
+    if search_bound == "none" and clip:
+        raise AgentError("--clip reads the bound: it cannot go with --search-bound none")
 
 
 def dead_end_bound(bound: str) -> str:
@@ -312,7 +347,7 @@ def evaluate_together(
             base_l = base[live].astype(np.float32) if base is not None else None
             upper = None if uppers is None else uppers[k]
             upper_l = None if upper is None else np.asarray(upper, dtype=np.float64)[live]
-            values[live] = head.heuristic_values(raw, lower_l, base_l, h.clip, upper_l)
+            values[live] = h.values(raw, lower_l, base_l, upper_l)
             if confidences:
                 conf[live] = head.confidence_values(raw, lower_l, base_l, values[live], clip=h.clip)
         out.append((values, conf))
@@ -326,13 +361,16 @@ def learned_heuristic(
     clip: bool = False,
     device: torch.device | str = "cpu",
     compiled: bool = True,
+    search_bound: str = "trained",
 ) -> Any:
     """The search heuristic of a trained model on `task`: with `compiled`, a ``--model wl`` run
     with an N or TN head becomes `agents.models.wl.compiled.CompiledWLHeuristic` (numba, the
     same values, evaluated inside the search engine's loop; `device` is not used then); every
-    other run, or ``compiled=False``, a `LearnedHeuristic`."""
+    other run, or ``compiled=False``, a `LearnedHeuristic`. `search_bound`: which bound the
+    value reads, and when (`agents.registries.SEARCH_BOUNDS`)."""
     if compiled and trained.name == "wl" and trained.head.dist in ("n", "tn"):
         from agents.models.wl.compiled import CompiledWLHeuristic
 
-        return CompiledWLHeuristic(trained, task, schema, clip=clip)
-    return LearnedHeuristic(trained, task, schema, clip=clip, device=device)
+        check_search_bound(search_bound, trained, clip, compiled=True)
+        return CompiledWLHeuristic(trained, task, schema, clip=clip, search_bound=search_bound)
+    return LearnedHeuristic(trained, task, schema, clip=clip, device=device, search_bound=search_bound)

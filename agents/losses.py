@@ -1,7 +1,9 @@
 r"""Training losses: the head's negative log-likelihood (the paper) or a pairwise ranking loss.
 
 ``nll``
-    ``−log p(h*)`` under the head's N or TN distribution, on batches of labelled plan states.
+    ``−log p(h*)`` under the head's N or TN distribution, on batches of labelled plan states; for a
+    state of a satisficing plan (`LabelledSplit.exact` False: only ``l ≤ h* ≤ u`` is known), the
+    interval-censored ``−log P(l ≤ h* ≤ u)`` (`agents.heads.Head.interval_nll`).
 ``rank``
     For GBFS only the order of the heuristic values matters, so the newest learned heuristics are
     trained to rank (Chrestien et al., "Optimize Planning Heuristics to Rank, not to Estimate
@@ -19,6 +21,11 @@ r"""Training losses: the head's negative log-likelihood (the paper) or a pairwis
     (``anchors``, from size buckets as for the NLL), each with its parent and up to
     ``siblings_per_anchor`` of its siblings, about ``batch_size`` states in all. Siblings whose
     bound or residual base is infinite (dead ends: search never expands them) are left out.
+``rank-nll``
+    Both: ``rank + w · nll``, the pairwise hinge of ``rank`` on the batch's pairs plus ``w`` (the
+    ``nll_weight``) times the mean NLL (or interval NLL) of the batch's plan states, so that the
+    order that GBFS reads is trained as ``rank`` trains it while μ and σ stay a distribution of h*
+    whose bound the TN knows. The best checkpoint has the lowest validation value of the sum.
 
 A loss implements `Loss`: which rows a step trains on (`Loss.sampler`), the loss of a batch, the
 validation metrics, and which of them selects the best checkpoint. `LOSSES` is the registry
@@ -49,7 +56,9 @@ __all__ = [
     "Loss",
     "NLLLoss",
     "RankLoss",
+    "RankNLLLoss",
     "RankingSplit",
+    "labelled_nll",
     "make_loss",
     "pairwise_hinge",
 ]
@@ -86,6 +95,18 @@ class Loss(Protocol):
     ) -> dict[str, float]: ...
 
 
+def labelled_nll(head: Head, raw: Tensor, split: LabelledSplit, rows: np.ndarray) -> Tensor:
+    """Per row of `rows`: the head's NLL of h*, or where the split knows only an interval
+    ``[l, u]`` (a satisficing plan's state, `LabelledSplit.exact`), its interval NLL."""
+    target, lower, base, upper = bound_inputs(split, head, rows, raw.device)
+    nll = head.nll(raw, target, lower, base, upper)
+    exact = split.exact_rows(rows)
+    if exact is None:
+        return nll
+    interval = head.interval_nll(raw, lower, target, base, upper)  # target: u, the plan's cost-to-go
+    return torch.where(torch.as_tensor(exact, device=raw.device), nll, interval)
+
+
 class NLLLoss:
     """The head's negative log-likelihood (the paper's loss); the best checkpoint has the lowest
     validation MSE."""
@@ -102,8 +123,7 @@ class NLLLoss:
         return BucketSampler(sizes, batch_size, seed)
 
     def __call__(self, head: Head, raw: Tensor, split: LabelledSplit, rows: np.ndarray) -> Tensor:
-        target, lower, base, upper = bound_inputs(split, head, rows, raw.device)
-        return head.nll(raw, target, lower, base, upper).mean()
+        return labelled_nll(head, raw, split, rows).mean()
 
     def validate(self, model, head, inputs, split, device) -> dict[str, float]:
         return evaluate_split(model, head, inputs, split, device)
@@ -168,6 +188,9 @@ class RankingSplit(LabelledSplit):
             h_star.append(np.concatenate([split.h_star[plan_rows], np.full(n_sib, np.nan)]))
             row += n_plan + n_sib
         parent_all = np.concatenate(parent)
+        exact_all = np.ones(len(parent_all), dtype=bool)  # siblings: no label, nothing to call inexact
+        if split.exact is not None:
+            exact_all[new_row_of_plan] = split.exact
         sibling_slots = np.flatnonzero(parent_all == -2)
         kept_siblings = np.concatenate([s for _, s in order])
         parent_all[sibling_slots] = new_row_of_plan[sib.parent_row[kept_siblings]]
@@ -181,6 +204,7 @@ class RankingSplit(LabelledSplit):
             h_star=np.concatenate(h_star),
             values={name: np.concatenate(v) for name, v in values.items()},
             features=np.concatenate(features),
+            exact=exact_all if not exact_all.all() else None,
             parent=parent_all,
             is_plan=np.concatenate(is_plan),
         )
@@ -289,6 +313,43 @@ class RankLoss:
         }
 
 
-def make_loss(name: str, head: Head) -> Loss:
-    """The loss ``name`` (a key of `LOSSES`, `agents.registries`) for a model with `head`."""
-    return LOSSES.lookup(name)(head)
+class RankNLLLoss(RankLoss):
+    """The ranking loss plus ``nll_weight`` times the NLL of the batch's plan states (the module
+    docstring); the best checkpoint has the lowest validation value of that sum (``loss``)."""
+
+    name, select = "rank-nll", "loss"
+
+    def __init__(
+        self, head: Head, siblings_per_anchor: int = SIBLINGS_PER_ANCHOR, nll_weight: float = 1.0
+    ) -> None:
+        super().__init__(head, siblings_per_anchor)
+        self.nll_weight = nll_weight
+
+    def __call__(self, head: Head, raw: Tensor, split: LabelledSplit, rows: np.ndarray) -> Tensor:
+        assert isinstance(split, RankingSplit)
+        plan = torch.as_tensor(split.is_plan[rows], device=raw.device)
+        nll = labelled_nll(head, raw[plan], split, rows[split.is_plan[rows]])
+        return super().__call__(head, raw, split, rows) + self.nll_weight * nll.mean()
+
+    @torch.no_grad()
+    def validate(self, model, head, inputs, split, device, batch_size: int = 1024) -> dict[str, float]:
+        """`RankLoss.validate`'s metrics, the NLL of the plan states, and their weighted sum."""
+        assert isinstance(split, RankingSplit)
+        metrics = super().validate(model, head, inputs, split, device, batch_size)
+        was_training = model.training
+        model.eval()
+        nll = []
+        plan_rows = np.flatnonzero(split.is_plan)
+        for rows in evaluation_chunks(model, inputs.sizes(), plan_rows, batch_size):
+            nll.append(labelled_nll(head, model(inputs.batch(rows, device)), split, rows).double().cpu())
+        model.train(was_training)
+        metrics["nll"] = float(torch.cat(nll).mean())
+        metrics["loss"] = metrics["rank_loss"] + self.nll_weight * metrics["nll"]
+        return metrics
+
+
+def make_loss(name: str, head: Head, nll_weight: float = 1.0) -> Loss:
+    """The loss ``name`` (a key of `LOSSES`, `agents.registries`) for a model with `head`;
+    `nll_weight` weighs the NLL of ``rank-nll``."""
+    loss = LOSSES.lookup(name)
+    return loss(head, nll_weight=nll_weight) if name == "rank-nll" else loss(head)

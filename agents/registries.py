@@ -39,6 +39,7 @@ __all__ = [
     "NOISES",
     "NOISE_NAMES",
     "RESIDUALS",
+    "SEARCH_BOUNDS",
     "SIGMAS",
     "UPPERS",
     "UPPER_DEFAULTS",
@@ -107,7 +108,14 @@ MODELS = Registry(
     },
 )
 """The models (`agents.models.spec.ModelSpec` per name), in the report's order."""
-LOSSES = Registry("loss", {"nll": "agents.losses:NLLLoss", "rank": "agents.losses:RankLoss"})
+LOSSES = Registry(
+    "loss",
+    {
+        "nll": "agents.losses:NLLLoss",
+        "rank": "agents.losses:RankLoss",
+        "rank-nll": "agents.losses:RankNLLLoss",
+    },
+)
 """The training losses by name (`agents.losses`)."""
 NOISES = Registry(
     "noise", {"uniform": "agents.ood:uniform_frequencies", "weighted": "agents.ood:fact_frequencies"}
@@ -132,5 +140,10 @@ UPPER_DEFAULTS = {"none": MISSING_BOUND, "inf": math.inf, "plan": MISSING_BOUND}
 UPPERS = tuple(UPPER_DEFAULTS)
 WL_PRUNING = ("none", "a-m", "i-g", "i-m", "i-f", "i-mf")
 """``--wl-pruning``: wlplan 2.1.0's colour pruning options (``get_available_pruning_methods``)."""
+SEARCH_BOUNDS = ("trained", "lmcut", "hmax", "screened", "lazy", "none")
+"""``agents.evaluate --search-bound``: which bound a learned value reads at search, and when (the
+head's own bound on every state, LM-cut or hmax instead, the trained bound where hFF cannot screen
+it off, the trained bound on expanded states only, or none: the value is μ;
+`agents.models.wl.compiled.heuristic`)."""
 WL_HASHES = ("set", "multiset")
 """``--wl-hash``: a node's neighbour colours kept once (set, GOOSE's default) or counted."""

@@ -94,36 +94,87 @@ def _flags(**values: str) -> list[str]:
     return [item for key, value in values.items() for item in (f"--{key}", value)]
 
 
-CONFIGS: dict[str, list[str] | None] = {
-    "hff": None,  # GBFS + hFF, no training
-    "wl-n": _flags(model="wl", dist="n", sigma="fixed", residual="none", bound="hmax"),
-    "wl-tn": _flags(model="wl", dist="tn", sigma="learn", residual="none", bound="lmcut"),
-    "wl-tn-fixed": _flags(model="wl", dist="tn", sigma="fixed", residual="none", bound="lmcut"),
-    "wl-rank": _flags(model="wl", loss="rank", dist="n", sigma="fixed", residual="none", bound="hmax"),
-    "wl-rank-ecai": [
-        *_flags(model="wl", loss="rank", dist="n", sigma="fixed", residual="none", bound="hmax"),
-        *ECAI_WL,
-    ],
-    "wl-tn-ecai": [*_flags(model="wl", dist="tn", sigma="learn", residual="none", bound="lmcut"), *ECAI_WL],
-    "nlm-tn": _flags(model="nlm", dist="tn", sigma="learn", residual="hff", bound="lmcut"),
+@dataclass(frozen=True)
+class Config:
+    """A configuration of the tables: how its model is trained and how it searches.
+
+    ``train``: ``agents.supervised``'s flags (None: a symbolic heuristic, no training); ``run``:
+    the configuration whose trained run this one searches with (default: its own, trained into
+    ``<runs>/<domain>-<name>``); ``search_bound``: ``agents.evaluate --search-bound``;
+    ``intervals``: also train on the satisficing split (`label_plans`: the training tasks A*
+    did not solve, their plans' states as intervals [l, u]). A label says "TN" or "bound" when
+    the configuration uses an admissible bound in training or search, and only then."""
+
+    label: str
+    train: list[str] | None = None
+    run: str | None = None
+    search_bound: str = "trained"
+    intervals: bool = False
+
+
+_RANK_TN = [
+    *_flags(model="wl", loss="rank-nll", dist="tn", sigma="learn", residual="none", bound="lmcut"),
+    *ECAI_WL,
+]
+_INTERVALS = ["--interval-split", "train-plans"]
+CONFIGS: dict[str, Config] = {
+    "hff": Config("hFF"),  # GBFS + hFF, no training
+    "wl-n": Config("WL N", _flags(model="wl", dist="n", sigma="fixed", residual="none", bound="hmax")),
+    "wl-tn": Config("WL TN", _flags(model="wl", dist="tn", sigma="learn", residual="none", bound="lmcut")),
+    "wl-tn-fixed": Config(
+        "WL TN fixed σ", _flags(model="wl", dist="tn", sigma="fixed", residual="none", bound="lmcut")
+    ),
+    "wl-rank": Config(
+        "WL rank", _flags(model="wl", loss="rank", dist="n", sigma="fixed", residual="none", bound="hmax")
+    ),
+    "wl-rank-ecai": Config(
+        "WL rank (ECAI WL)",
+        [*_flags(model="wl", loss="rank", dist="n", sigma="fixed", residual="none", bound="hmax"), *ECAI_WL],
+    ),
+    "wl-tn-ecai": Config(
+        "WL TN (ECAI WL)",
+        [*_flags(model="wl", dist="tn", sigma="learn", residual="none", bound="lmcut"), *ECAI_WL],
+    ),
+    "wl-tn-ecai-lazy": Config("WL TN, lazy LM-cut bound", run="wl-tn-ecai", search_bound="lazy"),
+    "nlm-tn": Config("NLM TN", _flags(model="nlm", dist="tn", sigma="learn", residual="hff", bound="lmcut")),
+    # rank + TN (issue 57): the ranking loss with the TN's NLL, trained on A*'s labels ...
+    "wl-rank-tn": Config("WL rank+TN, LM-cut bound", _RANK_TN),
+    "wl-rank-tn-lazy": Config("WL rank+TN, lazy LM-cut bound", run="wl-rank-tn", search_bound="lazy"),
+    "wl-rank-tn-screened": Config(
+        "WL rank+TN, screened LM-cut bound", run="wl-rank-tn", search_bound="screened"
+    ),
+    "wl-rank-tn-hmax": Config("WL rank+TN, hmax bound", run="wl-rank-tn", search_bound="hmax"),
+    "wl-rank-tn-mu": Config("WL rank+TN (bound in training), μ", run="wl-rank-tn", search_bound="none"),
+    # ... and on intervals from satisficing plans beside them
+    "wl-rank-tn-int": Config(
+        "WL rank+TN + intervals, LM-cut bound", [*_RANK_TN, *_INTERVALS], intervals=True
+    ),
+    "wl-rank-tn-int-lazy": Config(
+        "WL rank+TN + intervals, lazy LM-cut bound", run="wl-rank-tn-int", search_bound="lazy", intervals=True
+    ),
+    "wl-rank-tn-int-mu": Config(
+        "WL rank+TN + intervals (bound in training), μ",
+        run="wl-rank-tn-int",
+        search_bound="none",
+        intervals=True,
+    ),
 }
 """Learned configurations: the WL model as a Gaussian with MSE (N, fixed σ), as the paper's TN
 (LM-cut bound; σ learned, or fixed as the paper's "fixed/none" TN) and with the ranking loss, all
-without a residual as WL-GOOSE; the NLM
-with the paper's proposed TN setting. N and rank use hmax as their bound, which they need only to
-recognise dead ends (as hFF does), at a fraction of LM-cut's cost per state. The ``-ecai`` ones
-fit the colour table as the ECAI 2025 study's best configuration (`ECAI_WL`: 1 iteration, i-mf
-pruning, set hash) instead of GOOSE's released models' (2 iterations, no pruning, set hash)."""
-LABELS = {
-    "hff": "hFF",
-    "wl-n": "WL N",
-    "wl-tn": "WL TN",
-    "wl-tn-fixed": "WL TN fixed σ",
-    "wl-rank": "WL rank",
-    "wl-rank-ecai": "WL rank (ECAI WL)",
-    "wl-tn-ecai": "WL TN (ECAI WL)",
-    "nlm-tn": "NLM TN",
-}
+without a residual as WL-GOOSE; the NLM with the paper's proposed TN setting. N and rank use hmax
+as their bound, which they need only to recognise dead ends (as hFF does), at a fraction of
+LM-cut's cost per state. The ``-ecai`` ones fit the colour table as the ECAI 2025 study's best
+configuration (`ECAI_WL`: 1 iteration, i-mf pruning, set hash) instead of GOOSE's released
+models' (2 iterations, no pruning, set hash). Issue 57's: ``wl-rank-tn`` trains the ranking loss
+with the TN's NLL (``--loss rank-nll``, learned σ, LM-cut bound; ECAI WL), ``-int`` also on the
+intervals of satisficing plans; their variants search the same run with the bound computed
+lazily (on expanded states), screened by hFF, hmax instead, or none (μ)."""
+LABELS = {name: config.label for name, config in CONFIGS.items()}
+
+
+def run_of(config: str) -> str:
+    """The configuration whose trained run `config` searches with."""
+    return CONFIGS[config].run or config
 
 
 def run(cmd: list[str]) -> None:
@@ -162,9 +213,26 @@ def label_summaries(domain: str, args) -> tuple[dict, dict] | None:
     return train_summary, val_summary
 
 
+def label_plans(domain: str, args) -> None:
+    """The training tasks that A* did not solve (`label`), labelled by shortened lama-first plans
+    (60 s and 4 GB each) as intervals [l, u] into the split ``train-plans`` (the val tasks left
+    out; resumes)."""
+    cmd = ["pddlgym_sl.data.generate", "--problems", str(args.ipc / domain / "training")]
+    cmd += ["--split", "train-plans", "--val-every", "5", "--labels", "satisficing", "--unsolved-in", "train"]
+    cmd += ["--out", str(args.data), "--time-limit", "60", "--memory-limit", "4096"]
+    run([*cmd, *parallel_flags(args), "--quiet"])
+
+
+def plans_summary(domain: str, args) -> dict | None:
+    """The satisficing split's manifest summary once `label_plans` has finished, else None."""
+    manifest = args.data / domain / "train-plans" / "manifest.json"
+    return json.loads(manifest.read_text())["summary"] if manifest.is_file() else None
+
+
 def train(domain: str, config: str, args) -> Path | None:
     """The finished run directory of `config` on `domain` (labelled and trained now if needed);
     None without data."""
+    config = run_of(config)
     summaries = label_summaries(domain, args)
     if summaries is None:
         label(domain, args)
@@ -174,6 +242,8 @@ def train(domain: str, config: str, args) -> Path | None:
     if not summaries[0]["solved"]:
         print(f"{domain}: no training task solved in {args.data / domain / 'train'}; skipped", flush=True)
         return None
+    if CONFIGS[config].intervals and plans_summary(domain, args) is None:
+        label_plans(domain, args)
     run_dir = args.runs / f"{domain}-{config}"
     if (run_dir / "metrics.json").is_file():
         return run_dir
@@ -181,7 +251,7 @@ def train(domain: str, config: str, args) -> Path | None:
     if (run_dir / "args.json").is_file():
         run(["agents.supervised", "--resume", str(run_dir), "--quiet"])
     else:
-        flags = [*CONFIGS[config], "--data", str(args.data), "--domain", domain, "--test-split", "val"]
+        flags = [*CONFIGS[config].train, "--data", str(args.data), "--domain", domain, "--test-split", "val"]
         flags += ["--steps", str(steps), "--runs", str(args.runs), "--name", run_dir.name, "--quiet"]
         if args.protocol.time_budget is not None:
             flags += ["--time-budget", str(args.protocol.time_budget)]
@@ -192,7 +262,11 @@ def train(domain: str, config: str, args) -> Path | None:
 
 
 def out_dir(domain: str, config: str, test_set: str, args) -> Path:
-    return args.runs / f"{domain}-{config}" / "eval" / test_set
+    """Where `config`'s evaluation of a test set goes: under its run, ``-bound-<b>`` for another
+    search bound (as ``agents.evaluate`` names it)."""
+    bound = CONFIGS[config].search_bound
+    suffix = "" if bound == "trained" else f"-bound-{bound}"
+    return args.runs / f"{domain}-{run_of(config)}" / "eval" / f"{test_set}{suffix}"
 
 
 def sample_size(tasks: Path, every: int) -> int:
@@ -213,12 +287,13 @@ def evaluate(domain: str, config: str, test_set: str, args) -> None:
         common += ["--limits-cover-grounding"]
     if args.sample > 1:
         common += ["--problems", str(sample_size(tasks, args.sample))]
-    if CONFIGS[config] is None:
+    if CONFIGS[config].train is None and CONFIGS[config].run is None:
         run(["agents.evaluate", "--heuristic", config, *common])
     else:
         run_dir = train(domain, config, args)
         if run_dir is not None:
-            run(["agents.evaluate", "--run", str(run_dir), *common])
+            bound = CONFIGS[config].search_bound
+            run(["agents.evaluate", "--run", str(run_dir), "--search-bound", bound, *common])
 
 
 def records(domain: str, config: str, test_set: str, args) -> list[dict] | None:
@@ -259,7 +334,7 @@ def tables(args) -> str:
         totals.append("–" if None in column else _cell(tuple(map(sum, zip(*column, strict=True)))))
     if len(args.domains) > 1:
         lines.append("| **total** | " + " | ".join(totals) + " |")
-    learned = [c for c in configs if CONFIGS[c] is not None]
+    learned = [c for c in configs if CONFIGS[c].train is not None]
     lines += ["", "| domain | training tasks labelled (val) | states (val) | "
               + " | ".join(f"{LABELS[c]} s" for c in learned) + " |",
               "|---|--:|--:|" + "--:|" * len(learned)]  # fmt: skip

@@ -274,14 +274,18 @@ class CompiledTask:
     def is_applicable(self, state: State, action: int) -> bool:
         return bool(_k.is_applicable(state.words, int(action), *self._pre))
 
+    def action_in(self, state: State, action: int | str) -> int:
+        """The index of `action`: an index as it is, a name the variant of that name applicable
+        in `state` (the first variant if none is)."""
+        if isinstance(action, (int, np.integer)):
+            return int(action)
+        a = self.action_index(action)
+        return next((b for b in self._variants(a) if self.is_applicable(state, b)), a)
+
     def successor(self, state: State, action: int | str) -> State:
         """Result of applying `action` in `state`; `PlanError` if it is not applicable. An action
         given by name is the applicable variant of that name, if any."""
-        if isinstance(action, (int, np.integer)):
-            a = int(action)
-        else:
-            a = self.action_index(action)
-            a = next((b for b in self._variants(a) if self.is_applicable(state, b)), a)
+        a = self.action_in(state, action)
         if not 0 <= a < self.n_actions:
             raise PlanError(f"action index {a} out of range 0..{self.n_actions - 1}")
         if not self.is_applicable(state, a):

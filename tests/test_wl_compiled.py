@@ -34,7 +34,7 @@ from agents.models.wl.features import PRUNING
 from agents.models.wl.vocabulary import TaskAtoms, wl_domain
 from pddlgym_sl import load_task
 from pddlgym_sl.heuristics import make_heuristic
-from pddlgym_sl.heuristics.compiled import dead_on_expansion, state_values
+from pddlgym_sl.heuristics.compiled import state_values, value_on_expansion
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.search import gbfs
 from tests.problems import states_of_a_search
@@ -213,7 +213,7 @@ def _engine_loop(args, states, out):
 @njit(cache=CACHE)
 def _dead_on_expansion_loop(args, states, out):
     for i in range(states.shape[0]):
-        out[i] = dead_on_expansion(args, states[i])
+        out[i] = value_on_expansion(args, states[i], 0.0) == np.inf
 
 
 @needs_ipc
@@ -221,7 +221,7 @@ def _dead_on_expansion_loop(args, states, out):
 @pytest.mark.parametrize("domain", ["childsnack", "spanner"])
 def test_the_engine_overload_gives_the_batch_values(head, domain):
     """Inside the engine, the values of `batch`; but N without clip leaves its dead ends (``inf``
-    in `batch`) to `dead_on_expansion`, which flags exactly those when they are expanded."""
+    in `batch`) to `value_on_expansion`, which flags exactly those when they are expanded."""
     trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS[head]), seed=2)
     task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[3])
     states = states_of_a_search(task)
@@ -380,3 +380,121 @@ def test_long_neighbour_lists_sort():
         expected = np.concatenate([a[:3], np.sort(a[3 : 3 + n]), a[3 + n :]])
         run(a, 3, n)
         assert np.array_equal(a, expected)
+
+
+# ------------------------------------------------------------------ the bound at search (issue 57)
+def _mu_sigma(trained, task, states):
+    """μ and σ of each state by the torch head (the reference the modes are checked against)."""
+    from agents.models import model_spec
+
+    raw = trained.model(model_spec("wl").search_inputs(task, torch.device("cpu"), None)(states)).double()
+    base = None
+    if trained.head.residual_key:
+        base = torch.as_tensor(make_heuristic(trained.head.residual_key, task).batch(states))
+    mu, sigma = trained.head.mu_sigma(raw, base)
+    return mu.detach().numpy(), sigma.detach().numpy()
+
+
+def test_the_screening_tolerance_is_the_inverse_mills_ratio_by_mpmath():
+    """Where μ − l = k σ exactly, a TN's mean exceeds μ by `screen_tolerance(k)` σ (mpmath, 50
+    digits), and by less the farther l is."""
+    mpmath = pytest.importorskip("mpmath")
+    from agents.models.wl.compiled.heuristic import SCREEN_SIGMAS, SCREEN_TOLERANCE, screen_tolerance
+
+    mpmath.mp.dps = 50
+    for k in (3.0, 4.5, SCREEN_SIGMAS, 8.0):
+        a, b = mpmath.mpf(-k), mpmath.mpf(10**5)  # standardised ends (μ = 0, σ = 1, u = 1e5)
+        z = mpmath.ncdf(b) - mpmath.ncdf(a)
+        mean = (mpmath.npdf(a) - mpmath.npdf(b)) / z
+        assert float(mean) == pytest.approx(screen_tolerance(k), rel=1e-12)
+        farther = (mpmath.npdf(a - 1) - mpmath.npdf(b)) / (mpmath.ncdf(b) - mpmath.ncdf(a - 1))
+        assert farther < mean
+    assert 5e-9 < SCREEN_TOLERANCE < 7e-9
+
+
+@needs_ipc
+@pytest.mark.parametrize("head", ["tn-learned-lmcut", "tn-fixed-hff-hmax"])
+@pytest.mark.parametrize("domain", ["blocksworld", "spanner", "transport"])
+def test_screened_values_equal_the_unscreened_to_the_stated_tolerance(domain, head):
+    """``search_bound="screened"`` skips the bound where ``μ − hFF ≥ k σ``: its values equal the
+    unscreened TN mean within `SCREEN_TOLERANCE` σ on every state of a search, exactly where it
+    computes the bound; and the sample has states of both kinds."""
+    from agents.models.wl.compiled.heuristic import SCREEN_SIGMAS, SCREEN_TOLERANCE
+
+    kinds = set()
+    for seed in (6, 7):
+        trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS[head]), seed=seed)
+        for problem in sorted((IPC / domain / "testing-easy").glob("*.pddl"))[:2]:
+            task = load_task(IPC / domain / "domain.pddl", problem)
+            states = states_of_a_search(task, budget=300)
+            hff = make_heuristic("hff", task).batch(states)
+            mu, sigma = _mu_sigma(trained, task, states)
+            finite = np.isfinite(hff) & np.isfinite(mu)
+            with torch.no_grad():  # μ about hFF + kσ: both sides of the screen
+                trained.model.linear.bias[0] += float(np.median((hff + SCREEN_SIGMAS * sigma - mu)[finite]))
+            mu, sigma = _mu_sigma(trained, task, states)
+            with np.errstate(invalid="ignore"):  # inf - inf on dead ends
+                skipped = mu - hff >= SCREEN_SIGMAS * sigma
+            exact = CompiledWLHeuristic(trained, task).batch(states)
+            screened = CompiledWLHeuristic(trained, task, search_bound="screened").batch(states)
+            assert np.array_equal(np.isinf(exact), np.isinf(screened))
+            finite = np.isfinite(exact)
+            gap = np.abs(screened[finite] - exact[finite])
+            assert (gap <= SCREEN_TOLERANCE * sigma[finite] + 1e-9 * np.abs(exact[finite])).all()
+            assert np.array_equal(screened[finite & ~skipped], exact[finite & ~skipped])
+            assert np.allclose(screened[finite & skipped], mu[finite & skipped], rtol=1e-6)
+            kinds |= set(skipped[finite].tolist())
+    assert kinds == {True, False}
+
+
+@needs_ipc
+@pytest.mark.parametrize("domain", ["blocksworld", "childsnack", "satellite", "spanner"])
+def test_the_lazy_bound_expands_the_eager_searchs_states(domain):
+    """``search_bound="lazy"`` computes the TN's bound when a state is about to be expanded (its
+    provisional value μ is a lower bound of E[x]): the same search as the eager one (values are
+    floats: no ties), with the same expansions and plan and the same number of evaluations, and
+    LM-cut computed on far fewer states; ``batch`` gives the eager values."""
+    trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS["tn-learned-lmcut"]), seed=8)
+    for problem in sorted((IPC / domain / "testing-easy").glob("*.pddl"))[:2]:
+        task = load_task(IPC / domain / "domain.pddl", problem)
+        eager = gbfs(task, CompiledWLHeuristic(trained, task), max_evaluations=1500)
+        lazy_h = CompiledWLHeuristic(trained, task, search_bound="lazy")
+        lazy = gbfs(task, lazy_h, max_evaluations=1500)
+        assert (lazy.status, lazy.evaluations, lazy.expansions, lazy.plan) == (
+            eager.status,
+            eager.evaluations,
+            eager.expansions,
+            eager.plan,
+        )
+        states = states_of_a_search(task, budget=200)
+        assert np.array_equal(lazy_h.batch(states), CompiledWLHeuristic(trained, task).batch(states))
+
+
+@needs_ipc
+def test_no_bound_at_search_gives_mu_and_finds_dead_ends_on_expansion():
+    """``search_bound="none"``: the value of a TN head is μ (a finite value for a dead end, which
+    the search closes when it would expand it, by relaxed reachability)."""
+    domain = "spanner"
+    trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS["tn-learned-lmcut"]), seed=9)
+    task = load_task(IPC / domain / "domain.pddl", sorted((IPC / domain / "testing-easy").glob("*.pddl"))[2])
+    states = states_of_a_search(task)
+    values = CompiledWLHeuristic(trained, task, search_bound="none").batch(states)
+    mu, _ = _mu_sigma(trained, task, states)
+    dead = np.isinf(make_heuristic("hmax", task).batch(states))
+    assert dead.any() and np.isinf(values[dead]).all()
+    assert np.allclose(values[~dead], mu[~dead], rtol=1e-6)
+    args = CompiledWLHeuristic(trained, task, search_bound="none").engine_args()
+    out = np.empty(len(states))
+    _engine_loop(args, states, out)
+    flagged = np.empty(len(states), dtype=np.bool_)
+    _dead_on_expansion_loop(args, states, flagged)
+    assert np.isfinite(out).all() and np.array_equal(flagged, dead)
+    assert gbfs(
+        task, CompiledWLHeuristic(trained, task, search_bound="none"), max_evaluations=3000
+    ).evaluations
+
+
+def test_an_unknown_search_bound_is_refused(wl_runs, tmp_path):
+    trained = TrainedModel.load(wl_runs["tn"])
+    with pytest.raises(AgentError, match="search_bound='lmcutt'"):
+        CompiledWLHeuristic(trained, _ferry_task(tmp_path, 4, 2, 1), search_bound="lmcutt")

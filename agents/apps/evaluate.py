@@ -60,6 +60,7 @@ from tqdm import tqdm
 
 import domains
 from agents.devices import resolve_device
+from agents.registries import SEARCH_BOUNDS
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.bounded_load import load_task_bounded
 from pddlgym_sl.cli import Command, tyro_parse
@@ -186,6 +187,11 @@ class Args:
     --search dual or --prune (their queues are Python's)"""
     clip: bool = False
     """N+clip: clip mu below by the admissible bound"""
+    search_bound: Literal[SEARCH_BOUNDS] = "trained"
+    """the bound a learned value reads at search (TN, N+clip): the run's own on every evaluated state
+    (trained), lmcut or hmax instead, screened (the trained bound only where mu - hFF < 6 sigma: the
+    value is the same to 6e-9 sigma), lazy (the trained bound when a state is expanded, mu until then:
+    the same search but among equal values), or none (the value is mu); screened and lazy: --model wl"""
     search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
     """gbfs; dual (dual-queue GBFS with the learned heuristic and hFF, round robin); astar; anytime
     (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u); every search stops
@@ -247,6 +253,7 @@ def _init_worker(
     search: str = "gbfs",
     options: SearchOptions | None = None,
     compiled: bool = True,
+    search_bound: str = "trained",
 ) -> None:
     import torch
 
@@ -254,7 +261,7 @@ def _init_worker(
     _WORKER.update(
         run=run, heuristic=heuristic, clip=clip, device=device, trained=None, schema=None, warm=False
     )
-    _WORKER.update(compiled=compiled)
+    _WORKER.update(compiled=compiled, search_bound=search_bound)
     if (
         options is not None
         and options.memory_limit is None
@@ -294,7 +301,10 @@ def _heuristic(task, domain_file: str):
     if _WORKER["schema"] is None:
         _WORKER["schema"] = Schema.from_domain_file(domain_file)
     trained, schema, clip, device = _WORKER["trained"], _WORKER["schema"], _WORKER["clip"], _WORKER["device"]
-    return learned_heuristic(trained, task, schema, clip=clip, device=device, compiled=_WORKER["compiled"])
+    return learned_heuristic(
+        trained, task, schema, clip=clip, device=device, compiled=_WORKER["compiled"],
+        search_bound=_WORKER["search_bound"],
+    )  # fmt: skip
 
 
 LIMITS = ("time_limit", "memory_limit")
@@ -371,6 +381,7 @@ def _outcome(
         "time_limit": time_limit,
         "memory_limit": _WORKER["options"].memory_limit,
         "limits_cover_grounding": _WORKER["options"].covers_grounding,
+        **({"search_bound": _WORKER["search_bound"]} if _WORKER.get("trained") is not None else {}),
         **({"ended_in": "search"} if result.status in LIMITS else {}),
         "plan": result.plan,
         **_extra_fields(result),
@@ -493,7 +504,9 @@ def _finished(path: Path, args: Args) -> bool:
     if result.get("status") == "memory_limit" and result.get("memory_limit") != _process_memory_limit(args):
         return False
     covered = result.get("limits_cover_grounding", False) == args.limits_cover_grounding
-    return covered and result.get("limit") == args.limit and result.get("time_limit") == args.time_limit
+    same_bound = args.run is None or result.get("search_bound", "trained") == args.search_bound
+    same_budget = result.get("limit") == args.limit and result.get("time_limit") == args.time_limit
+    return covered and same_bound and same_budget
 
 
 def summarize(results: list[dict[str, Any]], limit: int) -> dict[str, Any]:
@@ -619,7 +632,8 @@ def evaluate(args: Args) -> dict[str, Any]:
     if args.out is not None:
         out = args.out
     elif args.run is not None:
-        out = args.run / "eval" / (split + ("-clip" if args.clip else "") + suffix)
+        bound = "" if args.search_bound == "trained" else f"-bound-{args.search_bound}"
+        out = args.run / "eval" / (split + ("-clip" if args.clip else "") + bound + suffix)
     else:
         out = Path("runs") / "baselines" / f"{domain}__{args.heuristic}" / "eval" / (split + suffix)
     (out / "problems").mkdir(parents=True, exist_ok=True)
@@ -637,6 +651,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         args.search,
         options,
         args.compiled and args.search != "dual" and args.prune == "none",  # dual / prune: confidences
+        args.search_bound,
     )
     bar = tqdm(
         total=len(files),
@@ -676,6 +691,7 @@ def evaluate(args: Args) -> dict[str, Any]:
         "domain": domain,
         "split": split,
         "clip": args.clip,
+        **({"search_bound": args.search_bound} if args.run is not None else {}),
         "search": args.search,
         "config": label,
         "time_limit": args.time_limit,

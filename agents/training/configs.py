@@ -74,8 +74,15 @@ class SupervisedConfig:
     data: Path = Path("data/small")
     """dataset root (data/small is created on first use: python -m pddlgym_sl.data.generate --preset small)"""
     loss: Literal[LOSS_NAMES] = "nll"
-    """training loss: the head's NLL, or rank (pairwise: plan states below their parents and
-    siblings; needs labels with siblings; the best checkpoint has the lowest val ranking loss)"""
+    """training loss: the head's NLL, rank (pairwise: plan states below their parents and siblings;
+    needs labels with siblings; the best checkpoint has the lowest val ranking loss), or rank-nll (rank
+    plus --nll-weight times the NLL of the plan states; the best checkpoint has the lowest val sum)"""
+    nll_weight: float = 1.0
+    """--loss rank-nll: the weight of the NLL beside the ranking loss"""
+    interval_split: str | None = None
+    """a split of satisficing-plan labels under --data/--domain (python -m pddlgym_sl.data.generate
+    --labels satisficing): its states join training, each known only to have l <= h* <= u (u its plan's
+    remaining cost), with the interval-censored NLL"""
     sigma: Literal[SIGMAS] = "learn"
     """learn sigma (second model output) or fix it to 1/sqrt(2)"""
     residual: Literal[RESIDUALS] = "hff"
@@ -139,6 +146,7 @@ class SupervisedConfig:
                 "time_budget",
                 "wl_iterations",
                 "memory_limit",
+                "nll_weight",
             ),
             non_negative=("weight_decay",),
             at_most={"batch_size": MAX_BATCH_SIZE},
@@ -150,6 +158,12 @@ class SupervisedConfig:
         if self.loss != "nll" and (self.ood != "none" or self.upper == "plan"):
             raise ConfigError(
                 f"--loss {self.loss} takes neither --ood nor --upper plan (they extend the NLL)"
+            )
+        if self.nll_weight != 1.0 and self.loss != "rank-nll":
+            raise ConfigError("--nll-weight weighs the NLL of --loss rank-nll only")
+        if self.interval_split is not None and self.loss == "rank":
+            raise ConfigError(
+                "--interval-split trains the NLL of its intervals: use --loss nll or rank-nll, not rank"
             )
 
     def run_name(self) -> str:

@@ -42,14 +42,14 @@ from agents.checkpoint import (
 )
 from agents.devices import resolve_device
 from agents.heads import make_head
-from agents.losses import NLLLoss, make_loss
+from agents.losses import NLLLoss, labelled_nll, make_loss
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.micro_batches import MemoryBudgetError, fitting_chunks, memory_budget, state_cost
 from agents.models import make_model, model_spec
 from agents.ood import NoisePool
 from agents.training.configs import SupervisedConfig
 from agents.training.records import resumed_config, write_record
-from pddlgym_sl.data.dataset import load_split
+from pddlgym_sl.data.dataset import concat_splits, load_split
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.io import atomic_write_json
 
@@ -77,6 +77,8 @@ class Trainer:
         self.config = dataclasses.replace(config, lr=config.lr if config.lr is not None else spec.lr)
         root = config.data / config.domain
         self.train = load_split(root / "train", max_problems=config.train_problems, seed=config.seed)
+        if config.interval_split is not None:  # states known to lie in [l, u] (satisficing plans)
+            self.train = concat_splits(self.train, load_split(root / config.interval_split))
         self.val = load_split(root / "val")
         self.head = make_head(
             config.dist,
@@ -86,7 +88,7 @@ class Trainer:
             upper=config.upper,
             max_cost=int(self.train.h_star.max()),
         )
-        self.loss = make_loss(config.loss, self.head)
+        self.loss = make_loss(config.loss, self.head, config.nll_weight)
         self.train, self.val = self.loss.prepare(self.train), self.loss.prepare(self.val)
         self.spec = spec
         self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
@@ -198,15 +200,18 @@ class Trainer:
             raw = self.model(self.inputs["train"].batch(chunk, self.device))
             target, lower, base, upper = bound_inputs(self.train, self.head, chunk, self.device)
             if self.noise is not None:  # the NLL of the training states and the OOD loss (agents.ood)
-                nll = self.head.nll(raw, target, lower, base, upper)
+                nll = labelled_nll(self.head, raw, self.train, chunk)
                 loss = self.noise.loss(self.model, nll, self.step, chunk)
             elif len(chunks) > 1:  # this part's share of the batch's mean NLL
-                loss = self.head.nll(raw, target, lower, base, upper).sum() / len(rows)
+                loss = labelled_nll(self.head, raw, self.train, chunk).sum() / len(rows)
             else:
                 loss = self.loss(self.head, raw, self.train, chunk)
             loss.backward()
             loss_sum += loss.item()
             with torch.no_grad():
+                exact = self.train.exact_rows(chunk)
+                if exact is not None:  # an interval's upper end is no h*
+                    target = target.masked_fill(~torch.as_tensor(exact, device=target.device), math.nan)
                 sq = (self.head.heuristic(raw, lower, base, upper) - target).square()
                 sq_sum += float(sq.nansum())  # NaN: a state without h*
                 labelled += int((~sq.isnan()).sum())

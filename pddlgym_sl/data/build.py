@@ -38,7 +38,7 @@ import domains
 from domains import ProblemSpec
 from pddlgym_sl import __version__
 from pddlgym_sl.data.dataset import CONSOLIDATED, consolidate
-from pddlgym_sl.data.labels import LABEL_FORMAT, add_siblings, check_core, heuristic_values
+from pddlgym_sl.data.labels import LABEL_FORMAT, LABEL_KINDS, add_siblings, check_core, heuristic_values
 from pddlgym_sl.data.solve import SEED_STRIDE, SolveConfig, slot_name, solve_slot
 from pddlgym_sl.data.upper import add_upper
 from pddlgym_sl.errors import ConfigError
@@ -245,6 +245,7 @@ def write_manifest(
         "pddlgym_sl_version": __version__,
         "core_version": CORE_VERSION,
         "label_format": LABEL_FORMAT,
+        "label_kind": LABEL_KINDS[0] if config.optimal else LABEL_KINDS[1],
         "domain": domain,
         "domain_file": str(domain_file),
         "split": split,

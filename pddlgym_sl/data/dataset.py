@@ -7,6 +7,10 @@ in one flat uint64 array. Loading 100,000 states from it is a handful of array r
 compiled task of a problem is only built when asked for (`LabelledSplit.task`). When every label
 file has its plan's siblings (label format 2), the consolidated file holds them too
 (`SplitSiblings`, for ranking losses).
+
+A split labelled by satisficing plans (`pddlgym_sl.data.labels`: ``label_kind`` satisficing) holds
+upper bounds of h* in ``h_star``; `LabelledSplit.exact` says which rows hold h* itself, and
+`concat_splits` puts such a split beside an optimally labelled one for training.
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ class LabelledSplit:
             when not every problem has one (`python -m pddlgym_sl.data.upper` adds it).
         upper_method: how ``upper`` was computed (`pddlgym_sl.data.upper.upper_method`), or None.
         siblings: the plan states' siblings, or None when some label file has none (format 1).
+        exact: (N,) bool, True where ``h_star`` is h* (an optimal plan's state), False where it is
+            a satisficing plan's cost-to-go, an upper bound u of h*; None: every row exact.
         compiled: problem index -> its compiled task, filled by `task` on first use; a caller that
             has the tasks compiled already (an environment's) may pass them, and splits over the
             same problems may share the dict.
@@ -84,10 +90,18 @@ class LabelledSplit:
     upper: np.ndarray | None = None
     upper_method: str | None = None
     siblings: SplitSiblings | None = None
+    exact: np.ndarray | None = None
     compiled: dict[int, CompiledTask] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.h_star)
+
+    def exact_rows(self, rows: np.ndarray) -> np.ndarray | None:
+        """Which of `rows` hold h* (bool), or None when all of them do."""
+        if self.exact is None:
+            return None
+        exact = self.exact[rows]
+        return None if exact.all() else exact
 
     @property
     def offsets(self) -> np.ndarray:
@@ -134,6 +148,7 @@ class LabelledSplit:
             upper=None if self.upper is None else self.upper[rows],
             upper_method=self.upper_method,
             siblings=siblings,
+            exact=None if self.exact is None else self.exact[rows],
         )
 
 
@@ -168,6 +183,7 @@ def consolidate(split_dir: str | Path) -> Path:
         n_words=np.array([lab.states.shape[1] for lab in labels], dtype=np.int64),
         states=np.concatenate([lab.states.ravel() for lab in labels]) if labels else np.zeros(0, np.uint64),
         h_star=np.concatenate([lab.h_star for lab in labels]).astype(np.int32),
+        optimal=np.array([lab.optimal for lab in labels], dtype=bool),
         features=np.concatenate([lab.features for lab in labels]).reshape(-1, len(FEATURE_NAMES)),
         **{n: np.concatenate([lab.values[n] for lab in labels]) for n in LABEL_HEURISTICS},
         **_upper_column(labels),
@@ -201,6 +217,54 @@ def _siblings(z, n_words: np.ndarray, offsets: np.ndarray) -> SplitSiblings:
         parent_row=offsets[problem_of] + z["sibling_parent"].astype(np.int64),
         values={n: z[f"sibling_{n}"] for n in LABEL_HEURISTICS},
         features=z["sibling_features"],
+    )
+
+
+def _exact_rows(z, n_states: np.ndarray) -> np.ndarray | None:
+    """Per row, whether it holds h* (None: all do; files consolidated before label kinds: all)."""
+    if "optimal" not in z.files or z["optimal"].all():
+        return None
+    return np.repeat(z["optimal"], n_states)
+
+
+def concat_splits(first: LabelledSplit, second: LabelledSplit) -> LabelledSplit:
+    """One split of `first`'s problems followed by `second`'s (of the same domain): the training
+    data of an optimally labelled split and a satisficing one (`LabelledSplit.exact` says which
+    rows hold h*). Siblings and upper bounds are kept where both splits have them."""
+    if first.domain_file.read_bytes() != second.domain_file.read_bytes():
+        raise ConfigError(
+            f"{first.split_dir} and {second.split_dir} have different domain files: "
+            "they cannot train together"
+        )
+    n_first = len(first.problems)
+    siblings = None
+    if first.siblings is not None and second.siblings is not None:
+        a, b = first.siblings, second.siblings
+        siblings = SplitSiblings(
+            states=a.states + b.states,
+            problem_of=np.concatenate([a.problem_of, b.problem_of + n_first]).astype(np.int32),
+            parent_row=np.concatenate([a.parent_row, b.parent_row + len(first)]),
+            values={k: np.concatenate([a.values[k], b.values[k]]) for k in a.values},
+            features=np.concatenate([a.features, b.features]),
+        )
+    both_upper = first.upper is not None and second.upper is not None
+    same_method = first.upper_method == second.upper_method
+    ones = lambda split: np.ones(len(split), dtype=bool) if split.exact is None else split.exact  # noqa: E731
+    exact = np.concatenate([ones(first), ones(second)])
+    return LabelledSplit(
+        split_dir=first.split_dir,
+        domain_file=first.domain_file,
+        problems=first.problems + second.problems,
+        states=first.states + second.states,
+        facts_digest=first.facts_digest + second.facts_digest,
+        problem_of=np.concatenate([first.problem_of, second.problem_of + n_first]).astype(np.int32),
+        h_star=np.concatenate([first.h_star, second.h_star]),
+        values={k: np.concatenate([first.values[k], second.values[k]]) for k in first.values},
+        features=np.concatenate([first.features, second.features]),
+        upper=np.concatenate([first.upper, second.upper]) if both_upper and same_method else None,
+        upper_method=first.upper_method if both_upper and same_method else None,
+        siblings=siblings,
+        exact=None if exact.all() else exact,
     )
 
 
@@ -246,6 +310,7 @@ def load_split(split_dir: str | Path, max_problems: int | None = None, seed: int
             upper=z["upper"] if "upper" in z.files else None,
             upper_method=str(z["upper_method"]) if "upper" in z.files else None,
             siblings=_siblings(z, n_words, _row_offsets(n_states)) if "sibling_counts" in z.files else None,
+            exact=_exact_rows(z, n_states),
         )
     if max_problems is not None and max_problems < len(data.problems):
         data = data.subset(sorted(random.Random(seed).sample(range(len(data.problems)), max_problems)))

@@ -8,6 +8,8 @@
     python -m pddlgym_sl.data.generate --problems ../shared/ipc23-lt/ferry/training --split train \
         --time-limit 60 --stop-after 5 --jobs 1         # given tasks: the IPC 2023 LT training tasks
     python -m pddlgym_sl.data.generate --domain ferry --split train --backend ray --address auto
+    python -m pddlgym_sl.data.generate --problems ../shared/ipc23-lt/ferry/training --split train-plans \
+        --val-every 5 --labels satisficing --unsolved-in train --time-limit 60   # intervals [l, u]
 
 Writes ``<out>/<domain>/<split>/`` (see `pddlgym_sl.data.build`); re-running resumes. Fast Downward
 (A* + LM-cut) solves each problem under a time/memory limit — 5 min / 8 GB for train and val,
@@ -27,6 +29,13 @@ the dataset is named after ``--domain`` or the domain file's directory. A given 
 once (no regeneration); a task that fails (limits, unsolvable, unreadable, a crash) is a recorded
 failure, never fatal. ``--val-every K`` sends every K-th task to a ``val`` split; ``--stop-after
 K`` gives up on the rest of a size-ordered directory after K consecutive failures.
+
+Satisficing labels (``--labels satisficing``): Fast Downward's lama-first instead of A* under the
+same limits, its plan shortened (`pddlgym_sl.data.shorten`), every plan state labelled with the
+plan's remaining cost, an upper bound u of h* (`pddlgym_sl.data.labels`): training reads such a
+split as intervals [l, u] (``agents.supervised --interval-split``). ``--unsolved-in SPLIT`` labels
+only the tasks that SPLIT (of the same dataset) did not solve; with ``--val-every K`` the val
+tasks are left out (the val split keeps its optimal labels).
 """
 
 from __future__ import annotations
@@ -40,9 +49,9 @@ from typing import Literal
 import domains
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.cli import Command, tyro_parse
-from pddlgym_sl.data.build import build_split
+from pddlgym_sl.data.build import build_split, read_records
 from pddlgym_sl.data.presets import get_preset
-from pddlgym_sl.data.solve import SolveConfig
+from pddlgym_sl.data.solve import SolveConfig, slot_name
 from pddlgym_sl.envs.problems import resolve_problems
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.parallel import BACKENDS, Backend
@@ -95,6 +104,11 @@ class Args:
     upper: bool = False
     """also give every labelled state an upper bound u: the cost of a GBFS + hFF plan from it
     (pddlgym_sl.data.upper; a finished split only gains the column)"""
+    labels: Literal["optimal", "satisficing"] = "optimal"
+    """optimal: A* + LM-cut, each plan state labelled with h*; satisficing: lama-first, the plan
+    shortened, each state labelled with its remaining cost (an upper bound u of h*)"""
+    unsolved_in: str | None = None
+    """with --problems: only the tasks that this split (under the same --out) did not solve"""
 
     def __post_init__(self) -> None:
         check_ranges(self, positive=("jobs", "limit", "time_limit", "memory_limit", "retries", "stop_after"))
@@ -115,15 +129,24 @@ def given_domain_file(problems: Path, domain_file: Path | None, domain: str | No
     )
 
 
+def _solved_slots(split_dir: Path) -> set[str]:
+    """The slots a labelled split solved (`ConfigError` when it has no records)."""
+    records = read_records(split_dir)
+    if not records:
+        raise ConfigError(f"--unsolved-in: {split_dir} has no records (label that split first)")
+    return {slot for slot, record in records.items() if record["status"] == "solved"}
+
+
 def run(args: Args) -> list[dict]:
     """Build the requested split(s); return their manifests."""
 
     def config(split: str) -> SolveConfig:
-        return SolveConfig(
-            time_limit=args.time_limit or DEFAULT_TIME_LIMITS.get(split, 300.0),
-            memory_limit_mb=args.memory_limit,
-            retries=args.retries,
-        )
+        limits = {
+            "time_limit": args.time_limit or DEFAULT_TIME_LIMITS.get(split, 300.0),
+            "memory_limit_mb": args.memory_limit,
+            "retries": args.retries,
+        }
+        return SolveConfig.satisficing(**limits) if args.labels == "satisficing" else SolveConfig(**limits)
 
     if args.preset is not None:
         preset = get_preset(args.preset, args.domain)
@@ -160,6 +183,11 @@ def run(args: Args) -> list[dict]:
                 raise ConfigError("--val-every must be at least 2, and --split must not be val")
             held = slots[args.val_every - 1 :: args.val_every]
             plan = {args.split: [f for f in slots if f not in held], "val": held}
+            if args.labels == "satisficing":  # the val split keeps its optimal labels
+                del plan["val"]
+        if args.unsolved_in is not None:
+            solved = _solved_slots(root / name / args.unsolved_in)
+            plan[args.split] = [f for f in plan[args.split] if slot_name(f) not in solved]
     else:
         domain_file = domains.domain_file(args.domain)
         name = args.domain

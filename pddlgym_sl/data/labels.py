@@ -1,4 +1,9 @@
-"""Labels of one solved problem: every state of an optimal plan with h* and heuristic values.
+"""Labels of one solved problem: every state of a plan with its cost-to-go and heuristic values.
+
+An *optimal* plan (A* + LM-cut) gives each state its h*; a *satisficing* plan (for tasks A* cannot
+solve within its limits, `pddlgym_sl.data.solve`) gives each state only the interval
+``[l(s), u(s)]`` that must hold h*: l any admissible bound, u the plan's remaining cost. Both are
+stored alike, the cost-to-go along the plan in ``h_star``, and ``label_kind`` says which it is.
 
 The heuristic values come from `pddlgym_sl.heuristics`, the same engine search uses at test time,
 so training inputs and search-time inputs never disagree.
@@ -18,6 +23,9 @@ key             shape / dtype           meaning
 ``problem``     () unicode              problem file name
 ``core``        () int64                `CORE_VERSION` of the task the labels were made with
 ``format``      () int64                `LABEL_FORMAT` (absent: 1)
+``label_kind``  () unicode              ``optimal`` (h_star is h*) or ``satisficing``
+                                        (h_star is the plan's cost-to-go u >= h*; absent:
+                                        optimal)
 ==============  ======================  ==================================================
 
 Optional keys, added later by `pddlgym_sl.data.upper` (a file without them loads as before, with
@@ -67,11 +75,14 @@ INFORMATIVE_NAMES = tuple(name for name, h in reversed(HEURISTICS.items()) if no
 LABEL_HEURISTICS = BOUND_NAMES + INFORMATIVE_NAMES
 LABEL_FORMAT = 2
 """Version of the label file layout: 1 plan states only; 2 also their siblings (additive)."""
+LABEL_KINDS = ("optimal", "satisficing")
+"""What a label file's ``h_star`` is: h* (an optimal plan's cost-to-go), or an upper bound of it."""
 __all__ = [
     "BOUND_NAMES",
     "FEATURE_NAMES",
     "LABEL_FORMAT",
     "LABEL_HEURISTICS",
+    "LABEL_KINDS",
     "ProblemLabels",
     "Siblings",
     "StaleLabelsError",
@@ -126,14 +137,17 @@ class ProblemLabels:
     upper: np.ndarray | None = None
     upper_method: str | None = None
     siblings: Siblings | None = None
+    optimal: bool = True
+    """``h_star`` is h* (else the satisficing plan's cost-to-go, an upper bound of h*)"""
 
     def __len__(self) -> int:
         return len(self.h_star)
 
 
-def label_plan(task: CompiledTask, plan: Sequence[str], problem: str) -> ProblemLabels:
-    """Replay an optimal `plan` of `task` (validating it) and label each visited state and the
-    siblings of the plan."""
+def label_plan(task: CompiledTask, plan: Sequence[str], problem: str, optimal: bool = True) -> ProblemLabels:
+    """Replay `plan` of `task` (validating it) and label each visited state and the siblings of
+    the plan; `optimal` says whether the plan is optimal (its cost-to-go is h*) or satisficing
+    (an upper bound of h*)."""
     visited = task.validate_plan(plan)
     states = task.states_to_array(visited).copy()
     n = len(plan)
@@ -147,6 +161,7 @@ def label_plan(task: CompiledTask, plan: Sequence[str], problem: str) -> Problem
         features=features,
         facts=task.facts,
         siblings=label_siblings(task, states),
+        optimal=optimal,
     )
 
 
@@ -187,7 +202,8 @@ def heuristic_values(task: CompiledTask, states: np.ndarray) -> tuple[dict[str, 
 
 def check_labels(labels: ProblemLabels) -> list[str]:
     """Consistency checks every label set must pass; returns the violations (empty when fine):
-    finite admissible bounds with blind, hmax <= lmcut <= h*, and h* = 0 exactly at the end."""
+    finite admissible bounds with blind, hmax <= lmcut <= h*, and h* = 0 exactly at the end (for a
+    satisficing plan the same with its cost-to-go, which bounds h* from above)."""
     problems = []
     h = labels.h_star.astype(np.float64)
     v = labels.values
@@ -224,6 +240,7 @@ def save_labels(path: str | Path, labels: ProblemLabels) -> None:
         facts=np.array(labels.facts, dtype=str),
         problem=np.array(labels.problem),
         core=np.array(CORE_VERSION),
+        label_kind=np.array(LABEL_KINDS[0] if labels.optimal else LABEL_KINDS[1]),
         **{name: labels.values[name] for name in LABEL_HEURISTICS},
         **_upper_columns(labels.upper, labels.upper_method),
         **extra,
@@ -267,4 +284,12 @@ def load_labels(path: str | Path) -> ProblemLabels:
             upper=z["upper"] if "upper" in z.files else None,
             upper_method=str(z["upper_method"]) if "upper" in z.files else None,
             siblings=siblings,
+            optimal=_label_kind(z, path) == LABEL_KINDS[0],
         )
+
+
+def _label_kind(z, path: str | Path) -> str:
+    kind = str(z["label_kind"]) if "label_kind" in z.files else LABEL_KINDS[0]
+    if kind not in LABEL_KINDS:
+        raise ConfigError(f"label_kind {kind!r} is none of {', '.join(LABEL_KINDS)}", file=path)
+    return kind

@@ -1,4 +1,9 @@
-"""Solve one problem slot optimally with Fast Downward and label its plan (runs in a worker process).
+"""Solve one problem slot with Fast Downward and label its plan (runs in a worker process).
+
+Optimally by default (A* + LM-cut: every plan state gets its h*); or, with a satisficing
+configuration (`SolveConfig.satisficing`: Fast Downward's lama-first, the plan then shortened by
+`pddlgym_sl.data.shorten`), for tasks too large for A*: every plan state then gets an upper bound
+of its h*, the plan's remaining cost (``label_kind`` "satisficing", `pddlgym_sl.data.labels`).
 
 A *slot* is either a generator spec (`domains.ProblemSpec`) or a user's problem file. For a spec,
 attempt k uses seed ``spec.seed + SEED_STRIDE * k``: when Fast Downward fails within the limits
@@ -23,6 +28,7 @@ from typing import Any
 import domains
 from domains import ProblemSpec
 from pddlgym_sl.data.labels import check_labels, label_plan, save_labels
+from pddlgym_sl.data.shorten import shorten_plan
 from pddlgym_sl.errors import PDDLError
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.io import atomic_write_json, atomic_write_text
@@ -31,16 +37,29 @@ from pddlgym_sl.task import CORE_VERSION, load_task
 
 SEED_STRIDE = 1000
 OPTIMAL_SEARCH = "astar(lmcut())"
+SATISFICING_SEARCH = (
+    "let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),pref=false),"
+    "cost_type=one),let(hff, eval_modify_costs(ff(),cost_type=one),"
+    "lazy_greedy([hff,hlm],preferred=[hff,hlm],cost_type=one,reopen_closed=false)))"
+)
+"""Fast Downward's ``lama-first`` (its alias's search configuration, as one ``--search``)."""
 
 
 @dataclass(frozen=True)
 class SolveConfig:
-    """Limits and retry policy of the optimal solver."""
+    """Limits and retry policy of the solver, and whether its plans are optimal."""
 
     time_limit: float = 300.0
     memory_limit_mb: int = 8192
     retries: int = 20
     search: str = OPTIMAL_SEARCH
+    optimal: bool = True
+    """the search's plans are optimal (labels h*), else satisficing (labels upper bounds of h*)"""
+
+    @classmethod
+    def satisficing(cls, **limits) -> SolveConfig:
+        """lama-first, plans shortened, states labelled with upper bounds (the module docstring)."""
+        return cls(**limits, search=SATISFICING_SEARCH, optimal=False)
 
 
 def slot_name(slot: ProblemSpec | Path) -> str:
@@ -112,9 +131,10 @@ def solve_slot(
                 record["failures"].append(attempt)
                 continue
             start = time.perf_counter()
-            labels = label_plan(task, run.plan, filename)
+            plan = run.plan if config.optimal else shorten_plan(task, run.plan)
+            labels = label_plan(task, plan, filename, optimal=config.optimal)
             violations = check_labels(labels)
-            if labels.h_star[0] != run.cost:
+            if labels.h_star[0] != run.cost and (config.optimal or labels.h_star[0] > run.cost):
                 violations.append(f"h*(init)={labels.h_star[0]} but Fast Downward's plan cost is {run.cost}")
             if violations:
                 raise PDDLError("label check failed: " + "; ".join(violations), file=scratch_file)
@@ -135,6 +155,7 @@ def solve_slot(
             solved_seed=seed,
             retries=len(record["failures"]),
             plan_length=len(labels.plan),
+            **({} if config.optimal else {"label_kind": "satisficing", "found_plan_length": run.cost}),
             n_states=len(labels),
             solver_seconds=attempt["solver_seconds"],
             label_seconds=round(label_seconds, 3),

@@ -22,8 +22,10 @@ Adding a compiled heuristic (in this package or outside it, e.g. a learned model
 
 The values must be what ``heuristic.batch`` returns for the same states: the engine's search is
 then the same as the Python-driven one, node for node. One exception keeps that promise: a class
-in `LAZY_DEAD_ENDS` may give a dead end (``inf`` in ``batch``) a finite value if its
-`dead_on_expansion` then flags that state when the engine is about to expand it.
+in `LAZY_VALUES` may give a state a *provisional* value, at most its value in ``batch``, if its
+`value_on_expansion` gives the state's value when the engine is about to expand it (``inf`` for
+a dead end): the engine then files the state again under that value instead of expanding it
+when it is larger (`value_on_expansion`).
 
 Why a batch per expansion and not a call per state: the call passes every array of ``args``
 (reference counts included), which costs about a fifth of hFF's own time when paid per state;
@@ -38,14 +40,14 @@ from typing import Any
 import numpy as np
 from numba.extending import overload
 
-__all__ = ["INTEGER_VALUED", "LAZY_DEAD_ENDS", "dead_on_expansion", "state_values"]
+__all__ = ["INTEGER_VALUED", "LAZY_VALUES", "lazy_values", "state_values", "value_on_expansion"]
 
 INTEGER_VALUED: set[type] = set()
 """Argument classes of compiled heuristics whose values are whole numbers (or inf)."""
 
-LAZY_DEAD_ENDS: set[type] = set()
-"""Argument classes that overload `dead_on_expansion` themselves (the others never call a state a
-dead end there)."""
+LAZY_VALUES: set[type] = set()
+"""Argument classes whose evaluations may be provisional: they overload `value_on_expansion`
+themselves (the others' values are final when the engine files them)."""
 
 
 def state_values(args: Any, states: np.ndarray, n: int, out: np.ndarray) -> None:
@@ -54,22 +56,44 @@ def state_values(args: Any, states: np.ndarray, n: int, out: np.ndarray) -> None
     raise TypeError("state_values is called from compiled code only; use Heuristic.batch from Python")
 
 
-def dead_on_expansion(args: Any, words: np.ndarray) -> bool:
-    """Whether the state `words`, about to be expanded, is a dead end that `args` did not flag when
-    it evaluated it (numba overloads only).
-
-    A heuristic whose only use of some costly test is to give dead ends ``inf`` (the learned N
-    heads test relaxed reachability) may run that test here, on the states the search expands,
-    instead of on every state it evaluates: the engine then closes such a state as a dead end
-    without expanding it. The search is the same as with the test at evaluation time (the dead
-    end's open entries do not change the order of the others, and it is never expanded), with the
-    same evaluations, expansions and plan, while the test runs once per expansion instead of once
-    per successor. Register the class in `LAZY_DEAD_ENDS` and overload this for it."""
-    raise TypeError("dead_on_expansion is called from compiled code only")
+def lazy_values(args: Any) -> bool:
+    """Whether `args`'s class is in `LAZY_VALUES` (a constant of the compiled engine)."""
+    raise TypeError("lazy_values is called from compiled code only")
 
 
-@overload(dead_on_expansion)
-def _never_dead_on_expansion(args, words):
-    if getattr(args, "instance_class", None) in LAZY_DEAD_ENDS:
+def value_on_expansion(args: Any, words: np.ndarray, h: float) -> float:
+    """The value of the state `words`, which the engine is about to expand and whose evaluation
+    (`state_values`) gave the provisional value `h` (numba overloads only; called once per state,
+    for classes in `LAZY_VALUES`).
+
+    Two uses, one contract: the value returned must be at least `h`, and be what ``batch`` gives.
+
+    - Dead ends found on expansion: a heuristic whose only use of some costly test is to give
+      dead ends ``inf`` (the learned N heads test relaxed reachability) may run that test here,
+      on the states the search expands, instead of on every state it evaluates; the engine then
+      closes such a state as a dead end without expanding it. The search is the same as with the
+      test at evaluation time (the dead end's open entries do not change the order of the others,
+      and it is never expanded), with the same evaluations, expansions and plan, while the test
+      runs once per expansion instead of once per successor.
+    - Deferred values (lazy evaluation with a lower bound, as Tolpin and Felner's lazy A*): a
+      heuristic whose value is costly (a truncated Gaussian's mean needs its admissible bound,
+      LM-cut) may file a state under a cheap lower bound of it (the Gaussian's μ) and compute the
+      value here: a larger value files the state again under it instead of expanding it. A state
+      is then expanded only when its value is the least in the open list (the others' provisional
+      values being lower bounds of theirs), so the search expands the states the eager one does,
+      in the same order but among equal values, while the costly part runs once per expansion
+      (and once per state filed again) instead of once per evaluation."""
+    raise TypeError("value_on_expansion is called from compiled code only")
+
+
+@overload(lazy_values)
+def _lazy_values(args):
+    lazy = getattr(args, "instance_class", None) in LAZY_VALUES
+    return lambda args: lazy
+
+
+@overload(value_on_expansion)
+def _final_values(args, words, h):
+    if getattr(args, "instance_class", None) in LAZY_VALUES:
         return None
-    return lambda args, words: False
+    return lambda args, words, h: h

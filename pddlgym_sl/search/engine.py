@@ -10,8 +10,9 @@ eager_search.cc``):
 - the open list is keyed by h (GBFS) or by (g + h, h) (A*), first in first out among equal
   keys; a state is closed when expanded and skipped when popped again;
 - a state whose value is infinite is a dead end and never evaluated again (a heuristic may also
-  recognise a dead end only when it is about to be expanded,
-  `pddlgym_sl.heuristics.compiled.dead_on_expansion`: it is then closed unexpanded);
+  give a provisional value, a lower bound of its value, and the value only when the state is
+  about to be expanded, `pddlgym_sl.heuristics.compiled.value_on_expansion`: a dead end is then
+  closed unexpanded, and a larger value files the state again under it);
 - a cheaper path to a known state updates its g and parent; an open state is inserted again
   with its new key; a closed one is reopened (A*) or only re-parented (GBFS);
 - the initial state counts as one evaluation.
@@ -55,7 +56,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from pddlgym_sl.heuristics.compiled import dead_on_expansion, state_values
+from pddlgym_sl.heuristics.compiled import lazy_values, state_values, value_on_expansion
 from pddlgym_sl.numba_cache import CACHE
 from pddlgym_sl.search.open_lists import (
     Buckets,
@@ -69,8 +70,8 @@ from pddlgym_sl.search.open_lists import (
 )
 from pddlgym_sl.search.packing import apply_packed, hash_words, unpack
 
-# node status
-NEW, PENDING, OPEN, CLOSED, DEAD = 0, 1, 2, 3, 4
+# node status (PROVISIONAL: open, filed under a provisional value, `value_on_expansion`)
+NEW, PENDING, OPEN, CLOSED, DEAD, PROVISIONAL = 0, 1, 2, 3, 4, 5
 # engine status returned by `run`
 SOLVED, EXHAUSTED, EVALUATION_LIMIT, PAUSED, NEED_VALUES, GROW_NODES, GROW_TABLE, GROW_OPEN = range(8)
 # fields of Work.info
@@ -88,8 +89,9 @@ SOLVED, EXHAUSTED, EVALUATION_LIMIT, PAUSED, NEED_VALUES, GROW_NODES, GROW_TABLE
     _STOP_AFTER_PENDING,
     NEED_KEYS,
     VALUED,
-) = range(13)
-_INFO_SIZE = 13
+    REVALUED,
+) = range(14)
+_INFO_SIZE = 14
 
 MAX_LOAD = 0.6
 """The hash table grows before more than this fraction of its slots would be used."""
@@ -101,7 +103,7 @@ class Nodes(NamedTuple):
     packed: np.ndarray  # uint32 (capacity, n_packed): the state, packed
     parent: np.ndarray  # int32 (capacity): parent node, -1 for the root
     g: np.ndarray  # int32 (capacity)
-    status: np.ndarray  # int8 (capacity): NEW, PENDING, OPEN, CLOSED or DEAD
+    status: np.ndarray  # int8 (capacity): NEW, PENDING, OPEN, PROVISIONAL, CLOSED or DEAD
     h: np.ndarray  # int32 or float64 (capacity): the heuristic value
 
 
@@ -281,11 +283,11 @@ def _open_keys(openl):
 
 # ----------------------------------------------------------------- the loop
 @njit(cache=CACHE, inline="always")
-def _apply_pending(nodes, openl, work, n_values, astar):
+def _apply_pending(nodes, openl, work, n_values, astar, lazy):
     """Insert the successors of the expansion in progress in generation order: evaluated ones with
-    their value (dead ends marked), re-inserted ones with their new key. Only the first
-    `n_values` evaluations happened (the rest exceeded the budget). Returns False, inserting
-    nothing, when a bucket queue needs more keys (``info[NEED_KEYS]``)."""
+    their value (dead ends marked; provisional with a `lazy` heuristic), re-inserted ones with
+    their new key. Only the first `n_values` evaluations happened (the rest exceeded the budget).
+    Returns False, inserting nothing, when a bucket queue needs more keys (``info[NEED_KEYS]``)."""
     info, pending = work.info, work.pending
     limit = open_keys(openl)
     if limit < _ANY_KEY:  # a bucket queue: it must have the keys before anything is inserted
@@ -300,7 +302,7 @@ def _apply_pending(nodes, openl, work, n_values, astar):
                 k += 1
                 if h == np.inf:
                     continue
-            elif nodes.status[child] == OPEN:
+            elif nodes.status[child] == OPEN or nodes.status[child] == PROVISIONAL:
                 h = np.float64(nodes.h[child])
             else:
                 continue
@@ -323,8 +325,8 @@ def _apply_pending(nodes, openl, work, n_values, astar):
                 info[DEAD_ENDS] += 1
                 continue
             nodes.h[child] = h
-            nodes.status[child] = OPEN
-        elif nodes.status[child] != OPEN:
+            nodes.status[child] = PROVISIONAL if lazy else OPEN
+        elif nodes.status[child] != OPEN and nodes.status[child] != PROVISIONAL:
             continue
         hv = nodes.h[child]
         if astar:
@@ -426,12 +428,13 @@ def run(
     child_packed = work.child
     one = np.uint64(1)
     expanded = 0
+    lazy = lazy_values(hargs)
     if info[_AWAITING]:
         if not external:  # an expansion's successors whose valuation a pause interrupted
             expanded = _value_batch(hargs, work, expanded, max_expansions)
             if info[VALUED] < info[N_NEW]:
                 return PAUSED
-        if not _apply_pending(nodes, openl, work, info[N_NEW], astar):
+        if not _apply_pending(nodes, openl, work, info[N_NEW], astar, lazy):
             return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
             return EVALUATION_LIMIT
@@ -460,7 +463,7 @@ def run(
         expanded = _value_batch(hargs, work, expanded, max_expansions)
         if info[VALUED] < info[N_NEW]:
             return PAUSED
-        if not _apply_pending(nodes, openl, work, 1, astar):
+        if not _apply_pending(nodes, openl, work, 1, astar, lazy):
             return GROW_OPEN
     n_actions = pending.shape[0] - 1
     g_fact, g_none_ptr, g_none_idx, g_skip, g_ops_ptr, g_ops_idx = st.gen
@@ -484,16 +487,30 @@ def run(
             candidate = open_pop(openl)
             if candidate < 0:
                 break
-            if status[candidate] == OPEN:
+            if status[candidate] == OPEN or status[candidate] == PROVISIONAL:
                 current = candidate
                 break
         if current < 0:
             return EXHAUSTED
         unpack(packed[current], pk, words)
-        if dead_on_expansion(hargs, words):  # a dead end its evaluation left open (the overload)
-            status[current] = DEAD
-            info[DEAD_ENDS] += 1
-            continue
+        if lazy and status[current] == PROVISIONAL:  # its value, now (`value_on_expansion`)
+            h_now = np.float64(nodes.h[current])
+            value = value_on_expansion(hargs, words, h_now)
+            expanded += 1
+            if value == np.inf:  # a dead end its evaluation left open
+                status[current] = DEAD
+                info[DEAD_ENDS] += 1
+                continue
+            status[current] = OPEN
+            if value > h_now:  # filed again under its value (room: checked above)
+                info[REVALUED] += 1
+                nodes.h[current] = value
+                hv = nodes.h[current]
+                if astar:
+                    open_push(openl, np.float64(nodes.g[current]) + hv, np.float64(hv), current)
+                else:
+                    open_push(openl, hv, 0.0, current)
+                continue
         status[current] = CLOSED
         info[EXPANSIONS] += 1
         expanded += 1
@@ -562,8 +579,9 @@ def run(
                 elif nodes.g[child] > g_child:
                     nodes.g[child] = g_child
                     nodes.parent[child] = current
-                    if s == OPEN or (s == CLOSED and reopen):
-                        status[child] = OPEN
+                    if s == OPEN or s == PROVISIONAL or (s == CLOSED and reopen):  # noqa: SIM109 (numba)
+                        if s == CLOSED:
+                            status[child] = OPEN
                         pending[n_pending, 0] = child
                         pending[n_pending, 1] = 0
                         n_pending += 1
@@ -584,7 +602,7 @@ def run(
             expanded = _value_batch(hargs, work, expanded, max_expansions)
             if info[VALUED] < n_new:
                 return PAUSED
-        if not _apply_pending(nodes, openl, work, n_new, astar):
+        if not _apply_pending(nodes, openl, work, n_new, astar, lazy):
             return GROW_OPEN
         if info[_STOP_AFTER_PENDING]:
             return EVALUATION_LIMIT
