@@ -162,12 +162,14 @@ class Command:
 
     def parse(self, argv: Sequence[str]) -> Any:
         """The configuration of `argv`, nothing run: `UsageError` or another `ConfigError` when
-        the arguments are refused; ``--help`` prints the help and raises ``SystemExit(0)``."""
+        the arguments are refused, `MissingExtraError` when the command's extra is not installed;
+        ``--help`` prints the help and raises ``SystemExit(0)``, with or without the extra."""
+        config = self.parser(self.prog, list(argv))
         if self.extra is not None:
             from pddlgym_sl.extras import require_extra
 
             require_extra(self.extra, self.prog)
-        return self.parser(self.prog, list(argv))
+        return config
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         """Parse `argv` (default: ``sys.argv[1:]``, a command run from the shell) and run it; return

@@ -40,7 +40,8 @@ def test_importing_the_learning_code_without_torch_names_the_learn_extra() -> No
     out = _run_hiding("torch,torch_geometric", "agents.supervised", "--help")
     assert out.returncode != 0
     last = out.stderr.strip().splitlines()[-1]
-    assert "MissingExtraError" in last and "pip install 'pddlgym-sl[learn]'" in last, out.stderr[-2000:]
+    # the hint fits this install, a source checkout (the package is on no index there)
+    assert "MissingExtraError" in last and 'pip install -e ".[learn]"' in last, out.stderr[-2000:]
     assert "torch, torch_geometric are not installed" in last
 
 
@@ -50,6 +51,26 @@ def test_core_cli_runs_without_the_learning_extras() -> None:
     out = _run_hiding(hidden, "pddlgym_sl.plan", "ferry", "--param", "locations=3", "--param", "cars=2")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "plan (4 steps):" in out.stdout
+
+
+def test_help_works_without_the_extra_and_running_names_it() -> None:
+    """``python -m agents.rl --help`` prints its help without [rl]; running it names the extra
+    with the install command of a source checkout (issue 60)."""
+    helped = _run_hiding("stable_baselines3,sb3_contrib", "agents.rl", "--help")
+    assert helped.returncode == 0 and "--policy" in helped.stdout, helped.stderr[-2000:]
+    ran = _run_hiding("stable_baselines3,sb3_contrib", "agents.rl", "--total-timesteps", "8")
+    assert ran.returncode == 2 and "needs the [rl] extra" in ran.stderr, ran.stderr[-2000:]
+    assert 'pip install -e ".[rl]"' in ran.stderr
+
+
+def test_the_install_hint_fits_how_the_package_was_installed(tmp_path, monkeypatch) -> None:
+    import pddlgym_sl.extras as extras
+
+    assert extras.install_hint("rl") == 'pip install -e ".[rl]"'  # this checkout, from its root
+    monkeypatch.chdir(tmp_path)
+    assert extras.install_hint("rl") == f'pip install -e "{ROOT}[rl]"'
+    monkeypatch.setattr(extras, "__file__", str(tmp_path / "site-packages" / "pddlgym_sl" / "extras.py"))
+    assert extras.install_hint("rl") == "pip install 'pddlgym-sl[rl]'"  # a wheel: from the index
 
 
 def test_require_extra_reports_the_missing_modules(monkeypatch) -> None:

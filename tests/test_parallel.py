@@ -233,7 +233,7 @@ def test_backend_ray_without_ray_names_the_cluster_extra(tmp_path):
     args = ["--domain", "ferry", "--split", "train", "--backend", "ray", "--out", str(tmp_path)]
     out = _run_hiding("ray", "pddlgym_sl.data.generate", *args)
     assert out.returncode == 2, out.stderr[-2000:]
-    assert "needs the [cluster] extra" in out.stderr and "pip install 'pddlgym-sl[cluster]'" in out.stderr
+    assert "needs the [cluster] extra" in out.stderr and 'pip install -e ".[cluster]"' in out.stderr
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
