@@ -131,11 +131,16 @@ def test_wl_learns_to_rank_and_the_cli_reports_it(tiny_dataset, tmp_path, capsys
     argv = ["--model", "wl", "--loss", "rank", "--dist", "n", "--sigma", "fixed", "--residual", "none"]
     argv += ["--data", str(tiny_dataset), "--steps", "300", "--val-every", "100", "--batch-size", "64"]
     assert main([*argv, "--runs", str(tmp_path), "--quiet", "--name", "run"]) == 0
-    assert "best validation rank loss" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "best validation rank loss" in out
+    assert "wl N fixed/none rank" in out  # labelled as the ranking run it is (issue 60)
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    accuracy = f"{metrics['test_pair_accuracy']:.3f}"
+    assert f"test pairs ranked right (plan states below their parents and siblings): {accuracy}" in out
     val = RankingSplit.build(load_split(tiny_dataset / "ferry" / "val"), make_head("n", sigma="fixed"))
     # zero weights rank nothing (every pair tied: loss = margin); training orders most pairs
     assert metrics["best_val_rank_loss"] < 0.5 * RANK_MARGIN and len(val.all_pairs()[0]) > 0
+    assert metrics["test_pair_accuracy"] > 0.5
 
 
 def test_nlm_trains_with_the_rank_loss_and_resumes_to_the_same_result(tiny_dataset, tmp_path):

@@ -352,3 +352,23 @@ def test_runs_are_grouped_by_loss_and_data_set(tmp_path):
     assert rows[0].startswith("| ferry (data/fake) | MSE | 9.77 |") and "| 1.00 | – | – | – |" in rows[0]
     assert rows[1].startswith("| ferry (data/ipc) | MSE | 2.50 |") and "| – | – | 9.00 | – |" in rows[1]
     assert plain.name == rank.name  # same run names: the names alone cannot tell them apart
+
+
+def test_a_ranking_run_reports_its_pairwise_accuracy(tmp_path):
+    """Table 1 shows a ranking run's test pairwise accuracy ("pairs ranked") under its "rank"
+    column, and no such row for NLL runs alone (issue 60)."""
+    runs = tmp_path / "runs"
+    _write_run(runs / "a", "ferry", "fixed", "none", "n", 0, {"test_mse": 1.0, "test_mse_clip": 1.0})
+    rank = _write_run(runs / "b", "ferry", "fixed", "none", "n", 0, {"test_mse": 9.0, "test_mse_clip": 9.0})
+    args = json.loads((rank / "args.json").read_text())
+    (rank / "args.json").write_text(json.dumps(args | {"loss": "rank"}))
+    metrics = json.loads((rank / "metrics.json").read_text())
+    (rank / "metrics.json").write_text(json.dumps(metrics | {"test_pair_accuracy": 0.875}))
+    report = build_report([runs], tmp_path / "report", split="test", plots=False)
+    header = next(line for line in report.table1.splitlines() if line.startswith("| domain"))
+    pairs = _row(report.table1, "", "pairs ranked")
+    column = [c.strip() for c in header.strip("|").split("|")].index("fixed/none rank N")
+    assert pairs[column] == "0.88" and not any(pairs[k] for k in range(2, len(pairs)) if k != column)
+    (rank / "args.json").write_text(json.dumps(args))  # both NLL runs: no ranking row
+    plain = build_report([runs / "a"], tmp_path / "plain", split="test", plots=False)
+    assert "pairs ranked" not in plain.table1

@@ -122,6 +122,8 @@ def run(args: Args) -> int:
     print(f"test split: {m['test_states']} states of {m['test_problems']} problems")
     print(f"{'heuristic':<28} {'test MSE':>10}")
     label = f"{config.model} {config.dist.upper()} {config.sigma}/{config.residual}"
+    if config.loss != "nll":  # a ranking run: its values order states, their scale is not h*'s
+        label += f" {config.loss}"
     print(f"{label:<28} {m['test_mse']:>10.3f}")
     if config.dist == "n":
         print(f"{label + ' +clip':<28} {m['test_mse_clip']:>10.3f}")
@@ -130,6 +132,11 @@ def run(args: Args) -> int:
     select = LOSSES[config.loss].select
     name = {"mse": "MSE"}.get(select, select.replace("_", " "))
     print(f"(test NLL {m['test_nll']:.3f}; best validation {name} {m[f'best_val_{select}']:.3f})")
+    if "test_pair_accuracy" in m:
+        print(
+            f"test pairs ranked right (plan states below their parents and siblings): "
+            f"{m['test_pair_accuracy']:.3f} (ranking loss {m['test_rank_loss']:.3f})"
+        )
     return 0
 
 

@@ -42,7 +42,7 @@ from agents.checkpoint import (
 )
 from agents.devices import resolve_device
 from agents.heads import make_head
-from agents.losses import NLLLoss, labelled_nll, make_loss
+from agents.losses import NLLLoss, RankLoss, labelled_nll, make_loss
 from agents.metrics import baseline_mse, bound_inputs, evaluate_split
 from agents.micro_batches import MemoryBudgetError, fitting_chunks, memory_budget, state_cost
 from agents.models import make_model, model_spec
@@ -305,6 +305,11 @@ class Trainer:
         write_run_confidence(
             self.run_dir, self.model, self.head, self.spec, self.train, test, self.device, config.seed
         )
+        if isinstance(self.loss, RankLoss) and test.siblings is not None:  # what a ranking run is for
+            ranked = self.loss.prepare(test)
+            inputs = self.spec.training_inputs(ranked)
+            ranking = self.loss.validate(self.model, self.head, inputs, ranked, self.device)
+            model_metrics |= {k: ranking[k] for k in ("pair_accuracy", "rank_loss")}
         return {
             "test_states": len(test),
             "test_problems": len(test.problems),

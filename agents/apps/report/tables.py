@@ -195,6 +195,7 @@ def table1(col: Collection, model: str, nll: bool = False, ddof: int = 1) -> tup
                 notes.append(f"{model} {domain}: {name} test MSE differs across runs (different test sets?)")
         mse_row = [domain, "MSE", *(_constant(s.values, "mse") for s in baseline_stats.values())]
         clip_row, nll_row = ["", "+clip", "", ""], ["", "NLL", "", ""]
+        pair_row = ["", "pairs ranked", "", ""]  # a ranking run's test pairwise accuracy (larger is better)
         for name, stat in baseline_stats.items():
             table.csv_rows.append(_csv_row("table1", model, domain, None, name, "mse", stat))
         for config in configs:
@@ -206,9 +207,12 @@ def table1(col: Collection, model: str, nll: bool = False, ddof: int = 1) -> tup
             )
             mark_best([n, clip, tn], key=lambda s: (s.mean,), gap=BOLD_GAP)
             n_nll, tn_nll = _metric_stat(n_runs, "test_nll", ddof), _metric_stat(tn_runs, "test_nll", ddof)
+            n_pairs = _metric_stat(n_runs, "test_pair_accuracy", ddof)
+            tn_pairs = _metric_stat(tn_runs, "test_pair_accuracy", ddof)
             mse_row += [n.text(), tn.text()]
             clip_row += [clip.text(), ""]
             nll_row += [n_nll.text(), tn_nll.text()]
+            pair_row += [n_pairs.text() if n_pairs.values else "", tn_pairs.text() if tn_pairs.values else ""]
             for dist, group in (("N", n_runs), ("TN", tn_runs)):
                 what = f"{model} {domain} {config.label} {dist}"
                 missing = ", ".join(r.path.name for r in group if r.metrics is None)
@@ -223,7 +227,13 @@ def table1(col: Collection, model: str, nll: bool = False, ddof: int = 1) -> tup
                 _csv_row("table1", model, domain, config, "N", "nll", n_nll),
                 _csv_row("table1", model, domain, config, "TN", "nll", tn_nll),
             ]
-        table.rows += [mse_row, clip_row] + ([nll_row] if nll else [])
+            table.csv_rows += [
+                _csv_row("table1", model, domain, config, dist, "pair_accuracy", stat)
+                for dist, stat in (("N", n_pairs), ("TN", tn_pairs))
+                if stat.values
+            ]
+        ranked = any(cell for cell in pair_row[2:])
+        table.rows += [mse_row, clip_row] + ([nll_row] if nll else []) + ([pair_row] if ranked else [])
     return table, notes
 
 
