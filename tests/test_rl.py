@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -39,6 +40,7 @@ def test_maskable_ppo_smoke(tmp_path):
     assert "MaskablePPO" in out.stderr and "256/256" in out.stderr, "no progress bar"
     (run,) = (tmp_path / "runs").iterdir()
     assert run.name.startswith("rl__ferry__ferry-l3-c3-s1__maskableppo__s1__")
+    assert re.fullmatch(r".*__s1__\d{8}-\d{6}", run.name)  # every command's run-name format (issue 60)
     assert list(run.glob("events.out.tfevents.*")), "no TensorBoard events"
     assert (run / "model.zip").is_file()
     args = json.loads((run / "args.json").read_text())

@@ -204,12 +204,11 @@ def _finish(writer, path: Path, metrics: dict[str, Any], step: int) -> None:
 
 
 def _run_dir(args: Args, what: str) -> Path:
+    from agents.training.configs import run_stamp
     from pddlgym_sl.io import atomic_write_json
 
     label = RUN_LABELS[args.policy]
-    run_dir = args.log_dir / (
-        args.name or f"rl__{args.domain}__{what}__{label}__s{args.seed}__{int(time.time())}"
-    )
+    run_dir = args.log_dir / (args.name or f"rl__{args.domain}__{what}__{label}__s{args.seed}__{run_stamp()}")
     if args.name is not None and run_dir.exists():
         raise ConfigError(f"{run_dir} exists: choose another --name")
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ __all__ = [
     "VALUE_DISTS",
     "SupervisedConfig",
     "ValueConfig",
+    "run_stamp",
 ]
 
 OOD_CHOICES = ("none", *NOISE_NAMES)
@@ -54,7 +55,8 @@ MAX_ENVS = 4096
 """Most environments stepped together."""
 
 
-def _stamp() -> str:
+def run_stamp() -> str:
+    """The time part of every command's default run directory name (``20261207-153000``)."""
     return time.strftime("%Y%m%d-%H%M%S")
 
 
@@ -172,7 +174,7 @@ class SupervisedConfig:
         loss = f"__{self.loss}" if self.loss != "nll" else ""
         return (
             f"{self.domain}__{self.model}__{self.dist}__{self.sigma}__{self.residual}{loss}"
-            f"__s{self.seed}__{_stamp()}"
+            f"__s{self.seed}__{run_stamp()}"
         )
 
 
@@ -281,4 +283,4 @@ class ValueConfig:
 
     def run_name(self) -> str:
         """The default run directory name: ``rlv__<domain>__<model>__<dist>[+clip]__s<seed>__<time>``."""
-        return f"rlv__{self.domain}__{self.model}__{self.target_mode}__s{self.seed}__{_stamp()}"
+        return f"rlv__{self.domain}__{self.model}__{self.target_mode}__s{self.seed}__{run_stamp()}"
