@@ -183,13 +183,15 @@ def test_table1_missing_and_unfinished(report):
 
 def test_table2_numbers_and_bold(report):
     header = _row(report.table2, "domain")
-    assert header[1] == "hFF"
-    assert header[2:5] == ["learn/hFF N", "learn/hFF N+clip", "learn/hFF TN"]
+    assert header[1:3] == ["problems", "hFF"]
+    assert header[3:6] == ["learn/hFF N", "learn/hFF N+clip", "learn/hFF TN"]
     assert "Ratio of solved instances under 10^2 evaluations" in report.table2
     lines = report.table2.splitlines()
     split = next(i for i, line in enumerate(lines) if "Average node evaluations" in line)
     coverage = _row("\n".join(lines[:split]), "ferry")
     evaluations = _row("\n".join(lines[split:]), "ferry")
+    assert coverage[1] == evaluations[1] == "2"  # the figures of the row stand on 2 problems each
+    coverage, evaluations = coverage[1:], evaluations[1:]
     assert coverage[1] == "0.50" and evaluations[1] == "80"  # hFF: 60 and the limit 100
     # learn/hFF: N .5/1; N+clip 1/1; TN 1/1 -> coverage tie broken by fewer evaluations (TN)
     assert coverage[2:5] == ["0.75±0.35", "1", "**1**"]
@@ -199,7 +201,7 @@ def test_table2_numbers_and_bold(report):
     assert evaluations[5:8] == ["88±18", "**75±21**", "–"]  # (100, 75), (90, 60)
     assert "fixed/none TN: no eval/test" in report.table2
     gripper_cov = _row("\n".join(lines[:split]), "gripper")
-    assert gripper_cov[1] == "–" and "gripper: no hFF baseline" in report.table2
+    assert gripper_cov[2] == "–" and "gripper: no hFF baseline" in report.table2
 
 
 def test_csv_rows(report, fake_runs):

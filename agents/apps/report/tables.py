@@ -247,7 +247,7 @@ def table2(col: Collection, model: str, split: str, ddof: int = 1) -> tuple[Tabl
     """Table 2 (planning: coverage and average node evaluations) of one model."""
     configs = col.configs(model)
     variants = (("N", "n", False), ("N+clip", "n", True), ("TN", "tn", False))
-    header = ["domain", "hFF"] + [f"{c.label} {v[0]}" for c in configs for v in variants]
+    header = ["domain", "problems", "hFF"] + [f"{c.label} {v[0]}" for c in configs for v in variants]
     limits: set[Any] = set()
     problem_counts: dict[str, set[Any]] = {}
     coverage_rows: list[list[str]] = []
@@ -295,9 +295,11 @@ def table2(col: Collection, model: str, split: str, ddof: int = 1) -> tuple[Tabl
                 csv_rows.append(_csv_row("table2", model, domain, config, label, "mean_evaluations", evals))
             cov_row += [s.text() for s in coverage]
             eval_row += [s.text() for s in evaluations]
-        coverage_rows.append(cov_row)
-        evaluation_rows.append(eval_row)
         counts.discard(None)
+        # on how many problems each figure of the row stands (a range: the runs differ, see the notes)
+        size = "–" if not counts else "–".join(map(str, sorted({min(counts), max(counts)})))
+        coverage_rows.append([cov_row[0], size, *cov_row[1:]])
+        evaluation_rows.append([eval_row[0], size, *eval_row[1:]])
         if len(counts) > 1:
             notes.append(f"{model} {domain}: evaluations over different numbers of problems {sorted(counts)}")
     limits.discard(None)
