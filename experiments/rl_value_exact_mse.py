@@ -99,6 +99,7 @@ def main() -> None:
     opts = parser.parse_args()
     if opts.write_tiny is not None:
         write_tiny(opts.write_tiny)
+        print(f"wrote the ferry domain and {len(TINY_FERRY)} tiny problems to {opts.write_tiny}")
         return
     if opts.tasks is None or not opts.runs:
         parser.error("--tasks and --runs are needed (or --write-tiny DIR)")

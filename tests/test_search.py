@@ -310,3 +310,18 @@ def test_gbfs_whose_values_outgrow_its_buckets_goes_on_in_a_heap_alike(write_pro
         buckets.evaluations,
         buckets.expansions,
     )
+
+
+def test_a_slow_warm_up_says_it_is_compiling_and_a_quick_one_says_nothing(monkeypatch, capsys):
+    """The first search of a fresh cache compiles for seconds: the warm-up says so on stderr once
+    it has run `ANNOUNCE_AFTER` seconds (issue 60), and a warm start stays silent."""
+    import time
+
+    from pddlgym_sl.search import warm_up as module
+
+    monkeypatch.setattr(module, "ANNOUNCE_AFTER", 0.05)
+    module.warm_up(lambda task, h, max_evaluations: time.sleep(0.3), None, None)
+    assert "compiling the search kernels" in capsys.readouterr().err
+    module.warm_up(lambda task, h, max_evaluations: None, None, None)
+    time.sleep(0.1)
+    assert capsys.readouterr().err == ""
