@@ -113,25 +113,32 @@ class PDDLEnv(gym.Env):
 
     ## Episode End
 
-    - Termination: the goal holds.
+    - Termination: the goal holds, or the state is a *dead end*: no action applies in it
+      (``info["dead_end"]`` True; the action mask is all zeros). Gymnasium's ``terminated`` marks a
+      terminal state of the MDP, and a state without actions is one: nothing can ever change it,
+      so the episode is over inside the MDP (``truncated`` is for limits from outside it, as the
+      step limit below). A learner that bootstraps should give a dead end the cost it has in
+      planning, infinite, where its ``terminated`` would give 0 (`info["dead_end"]` tells them
+      apart; the rewards are unchanged: -1 for the step into it).
     - Truncation: after ``max_episode_steps`` steps (500 for the registered ids; a `TimeLimit`
       added by `gym.make`).
 
     Once a step has returned ``terminated=True``, the next `step` without a `reset` raises
     `pddlgym_sl.errors.EpisodeEndedError` (a Gymnasium `ResetNeeded`, as a step before the first
-    reset is): nothing is applied after the goal. A problem whose initial state satisfies the
-    goal (an empty goal, ``(:goal (and))``, or one the grounding proves true) is over at `reset`:
-    the `terminated` attribute says so. Its first `step` is accepted, since vector environments
-    and RL loops learn of termination from a step: it applies nothing and returns the same
-    observation, reward 0 (the empty plan costs nothing) and ``terminated=True``; steps after it
-    raise.
+    reset is): nothing is applied after the goal or a dead end. A problem whose initial state
+    satisfies the goal (an empty goal, ``(:goal (and))``, or one the grounding proves true), or
+    is a dead end (``info["dead_end"]`` at `reset`), is over at `reset`: the `terminated`
+    attribute says so. Its first `step` is accepted, since vector environments and RL loops learn
+    of termination from a step: it applies nothing and returns the same observation, reward 0
+    (nothing was done) and ``terminated=True``; steps after it raise.
 
     ## Info
 
     ``action_mask`` (int8 array), ``problem`` (file name), ``invalid_action`` (bool; False after
-    `reset`), ``bounds`` (admissible heuristics among those requested: ``lmcut``, ``hmax``,
-    ``blind``) and ``heuristics`` (the others: ``hff``, ``hadd``, ``goal_count``), each a dict of
-    Python floats (``inf`` for a dead end) computed on the returned state by
+    `reset`), ``dead_end`` (bool: no action applies, see Episode End), ``bounds`` (admissible
+    heuristics among those requested: ``lmcut``, ``hmax``, ``blind``) and ``heuristics`` (the
+    others: ``hff``, ``hadd``, ``goal_count``), each a dict of Python floats (``inf`` for a state
+    from which the goal is unreachable, with actions or not) computed on the returned state by
     `pddlgym_sl.heuristics`.
 
     ## Vector Environments
@@ -184,7 +191,9 @@ class PDDLEnv(gym.Env):
       goal raises `EpisodeEndedError`, and a problem whose initial state is a goal is over at
       `reset` (before, its first step applied the action and the episode went on unless the goal
       still held; an empty goal failed to compile); a task without facts has a one-entry
-      ``flat`` vector.
+      ``flat`` vector. Later within v1 (issue 59; both ids): a state where no action applies ends
+      the episode (``terminated``, ``info["dead_end"]``), at `reset` too; before, its mask was all
+      zeros and the episode went on, so a masked policy had nothing to sample.
     - v0: initial version (pyperplan's grounding), kept as an id (`PDDLEnvV0`): ``Discrete(n)``
       over the current problem's actions, replaced on `reset` when the drawn problem changes (so
       vector environments need a single problem), ``flat`` on one problem only, no action table.
@@ -262,7 +271,8 @@ class PDDLEnv(gym.Env):
         if self.fixed_action_space:
             self.action_space = spaces.Discrete(self.max_actions)
         self._words: np.ndarray | None = None
-        self._terminated = self._ended = False  # at the goal; a step has returned terminated=True
+        # at the goal or a dead end; a step has returned terminated=True; no action applies
+        self._terminated = self._ended = self._dead_end = False
 
     # ----------------------------------------------------------------- construction
     def _all_tasks(self) -> list[CompiledTask]:
@@ -413,13 +423,20 @@ class PDDLEnv(gym.Env):
         words = np.array(self.task.init.words)  # writeable copy
         self._words = words
         self._mask = self._mask_of(words, *self._mask_args)
-        self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
+        self._update_end(words)
         self._ended = False
         return self._encode(words), self._info(words, False)
 
+    def _update_end(self, words: np.ndarray) -> None:
+        """Whether the episode is over at `words`: the goal holds, or no action applies."""
+        goal = self._solvable and bool(_k.satisfies(words, *self._goal))
+        self._dead_end = not goal and not self._mask.any()
+        self._terminated = goal or self._dead_end
+
     @property
     def terminated(self) -> bool:
-        """Whether the current state satisfies the goal (the episode is over; see Episode End)."""
+        """Whether the current state satisfies the goal or is a dead end (the episode is over; see
+        Episode End)."""
         if self._words is None:
             raise ResetNeeded("call reset() first")
         return self._terminated
@@ -431,17 +448,18 @@ class PDDLEnv(gym.Env):
         a = _action_index(action)
         if self._terminated:
             if self._ended:
+                where = "in a dead end" if self._dead_end else "at the goal"
                 raise EpisodeEndedError(
-                    "step() after the episode ended at the goal (terminated=True): call reset() first",
+                    f"step() after the episode ended {where} (terminated=True): call reset() first",
                     file=self.task.problem_file,
                 )
-            self._ended = True  # the goal held at reset: this step reports it and applies nothing
+            self._ended = True  # over at reset: this step reports it and applies nothing
             return self._encode(words), 0.0, True, False, self._info(words, False)
         if 0 <= a < self._n_actions and self._mask[a]:
             words = _k.apply_action(words, a, *self._eff)
             self._words = words
             self._mask = self._mask_of(words, *self._mask_args)
-            self._terminated = self._solvable and bool(_k.satisfies(words, *self._goal))
+            self._update_end(words)
             self._ended = self._terminated
             invalid = False
         else:
@@ -453,6 +471,7 @@ class PDDLEnv(gym.Env):
             "action_mask": self._mask.copy(),
             "problem": self._problem_name,
             "invalid_action": invalid,
+            "dead_end": self._dead_end,
             "bounds": {},
             "heuristics": {},
         }
