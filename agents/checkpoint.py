@@ -121,20 +121,33 @@ def load_training_state(path: Path) -> dict[str, Any]:
     data = _read_bytes(path)
     if not data:
         raise CheckpointError("empty file (an interrupted write?)", file=path)
+    if not data.startswith(_ZIP_MAGIC):  # torch saves zip archives: say what this is instead
+        raise CheckpointError(f"not a torch checkpoint: {_what_it_is(data)}", file=path)
     try:
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
         raise CheckpointError(
-            "holds pickled objects other than tensors, numbers, strings, lists and dicts: refused "
-            "(nothing was executed); it was not written by agents.supervised",
+            "a torch checkpoint holding pickled objects other than tensors, numbers, strings, lists "
+            "and dicts: refused (nothing was executed); it was not written by agents.supervised",
             file=path,
         ) from None
     except (RuntimeError, EOFError, ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"truncated or corrupt training state ({first})", file=path) from None
+        raise CheckpointError(f"a zip archive, truncated or corrupt ({first})", file=path) from None
     if not isinstance(state, dict):
         raise CheckpointError(f"holds a {type(state).__name__}, not a training state", file=path)
     return state
+
+
+_ZIP_MAGIC = b"PK\x03\x04"
+"""The first bytes of a zip archive, the format of ``torch.save`` (and of safetensors' none)."""
+
+
+def _what_it_is(data: bytes) -> str:
+    """What a file that is not a zip archive holds, as far as its first bytes tell (no guess)."""
+    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "a pickle stream, not the zip archive torch writes (refused unread)"
+    return f"neither a zip archive (what torch writes) nor a pickle: it begins with bytes {data[:8].hex(' ')}"
 
 
 def save_model_config(path: Path, config: dict[str, Any]) -> None:

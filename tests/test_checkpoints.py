@@ -124,9 +124,15 @@ class _Payload:
     "content, message",
     [
         (b"", "empty file"),
-        (b"PK\x03\x04 truncated", "truncated or corrupt"),
-        ("pickle", "refused (nothing was executed)"),
+        (b"PK\x03\x04 truncated", "a zip archive, truncated or corrupt"),
+        ("pickle", "holding pickled objects other than tensors"),
         ("list", "holds a list"),
+        # what a file is that torch did not write (issue 59: random bytes were called "pickled objects")
+        (
+            bytes(range(7, 71)),
+            "neither a zip archive (what torch writes) nor a pickle: it begins with bytes 07 08",
+        ),
+        ("bare-pickle", "a pickle stream, not the zip archive torch writes (refused unread)"),
     ],
 )
 def test_bad_training_states_are_refused(content, message, tmp_path, monkeypatch):
@@ -140,6 +146,10 @@ def test_bad_training_states_are_refused(content, message, tmp_path, monkeypatch
         buffer = io.BytesIO()
         torch.save([1, 2], buffer)
         content = buffer.getvalue()
+    elif content == "bare-pickle":
+        import pickle
+
+        content = pickle.dumps({"model": _Payload()})
     path.write_bytes(content)
     with pytest.raises(CheckpointError, match=re.escape(message)) as info:
         load_training_state(path)

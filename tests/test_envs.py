@@ -546,11 +546,14 @@ def test_make_vec_sync_flat():
         ({"domain": "ferry", "obs": "pixels"}, "unknown observation type 'pixels'"),
         (
             {"domain": "ferry", "problems": ["/nonexistent/p1.pddl"]},
-            "problem file.* not found: /nonexistent/p1.pddl",
+            "/nonexistent/p1.pddl: problem file: file not found",
         ),
         ({"domain": "ferry", "problems": "/nonexistent/dir"}, "not found"),
         ({"domain": "ferry", "problems": []}, "empty list"),
-        ({"domain_file": "/nonexistent/domain.pddl", "problems": ["x"]}, "domain file not found"),
+        (
+            {"domain_file": "/nonexistent/domain.pddl", "problems": ["x"]},
+            "domain.pddl: domain file: file not found",
+        ),
         ({"domain_file": DOMAINS / "ferry" / "domain.pddl"}, "needs problems="),
         ({}, "no domain"),
         ({"domain": "ferry", "split": "train", "problems": ["x.pddl"]}, "either split= .* or problems="),
@@ -606,3 +609,26 @@ def test_nlm_observation_accepts_spaced_objects_section(write_problem):
     env = PDDLEnv(domain="ferry", problems=[write_problem(text, "spaced.pddl")], obs="nlm", heuristics=())
     obs, _ = env.reset(seed=0)
     assert obs["object_mask"].sum() == len(env.task.objects)
+
+
+def test_file_errors_say_what_the_path_is_as_the_commands_do(tmp_path):
+    """A directory given as a problem, a symbolic link loop and a FIFO are named as such, with the
+    words of the command-line tools (`pddlgym_sl.pddl.pddl_file_problem`; issue 59), not "not found"."""
+    import os
+
+    loop = tmp_path / "loop.pddl"
+    os.symlink(loop, loop)
+    fifo = tmp_path / "pipe.pddl"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder.pddl"
+    folder.mkdir()
+    ferry = DOMAINS / "ferry" / "domain.pddl"
+    for path, cause in (
+        (loop, "cannot read file (a symbolic link loop)"),
+        (folder, "is a directory, not a PDDL file"),
+        (fifo, "not a regular file (a FIFO)"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: problem file: {cause}")):
+            PDDLEnv(domain="ferry", problems=[path])
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: domain file: {cause}")):
+            PDDLEnv(domain_file=path, problems=[ferry])

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import domains
 from pddlgym_sl.errors import ConfigError
-from pddlgym_sl.pddl import read_pddl_file
+from pddlgym_sl.pddl import pddl_file_problem, read_pddl_file
 from pddlgym_sl.task import CompiledTask, load_task
 
 __all__ = [
@@ -162,9 +162,9 @@ def _user_files(problems: str | os.PathLike | Sequence[str | os.PathLike], domai
     files = [Path(p).expanduser() for p in problems]
     if not files:
         raise ConfigError("problems is an empty list; give at least one problem file")
-    missing = [str(p) for p in files if not p.is_file()]
-    if missing:
-        raise ConfigError(f"problem file(s) not found: {', '.join(missing)}")
+    for path in files:  # the CLIs' words (`pddl_file_problem`): not found, a directory, a link loop, ...
+        if (problem := pddl_file_problem(path)) is not None:
+            raise ConfigError(f"problem file: {problem}", file=path)
     names = [p.name for p in files]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -197,8 +197,8 @@ def resolve_problems(
         )
     if domain_file is not None:
         dfile = Path(domain_file).expanduser()
-        if not dfile.is_file():
-            raise ConfigError(f"domain file not found: {str(dfile)!r}")
+        if (problem := pddl_file_problem(dfile)) is not None:
+            raise ConfigError(f"domain file: {problem}", file=dfile)
     elif domain is not None:
         dfile = domains.domain_file(domain)
     else:

@@ -11,6 +11,7 @@ from pddlgym_sl.pddl.load import (
     parse_domain_string,
     parse_problem,
     parse_problem_string,
+    pddl_file_problem,
     read_pddl_file,
 )
 from pddlgym_sl.pddl.schema import Domain, DomainSchema, Problem
@@ -23,5 +24,6 @@ __all__ = [
     "parse_domain_string",
     "parse_problem",
     "parse_problem_string",
+    "pddl_file_problem",
     "read_pddl_file",
 ]

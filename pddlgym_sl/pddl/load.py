@@ -33,6 +33,25 @@ def max_file_bytes() -> int:
     return limit_from_env(MAX_FILE_BYTES_VAR, DEFAULT_MAX_FILE_BYTES)
 
 
+def pddl_file_problem(path: str | Path) -> str | None:
+    """Why `path` cannot be read as a PDDL file, said precisely (``file not found``, ``is a
+    directory, not a PDDL file``, ``cannot read file (a symbolic link loop)``, ``not a regular file
+    (a FIFO)``, ...), or None when it is a regular file. Looks at the file's kind only (a FIFO
+    would block a reader forever); every command and the environments use it, so they say the same."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "file not found" if not os.path.islink(path) else "file not found (a broken symbolic link)"
+    except OSError as exc:
+        why = "a symbolic link loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        return f"cannot read file ({why})"
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a PDDL file"
+    if not stat.S_ISREG(mode):
+        return f"not a regular file ({'a FIFO' if stat.S_ISFIFO(mode) else 'a device or socket'})"
+    return None
+
+
 def read_pddl_file(path: str | Path) -> str:
     """The file's text; `PDDLError` when missing, not a regular file or unreadable,
     `InputLimitError` when larger than `max_file_bytes`, `ParseError` (with line) when not UTF-8.
@@ -42,18 +61,9 @@ def read_pddl_file(path: str | Path) -> str:
     the limit."""
     path = Path(path)
     limit = max_file_bytes()
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise PDDLError("file not found", file=path) from None
-    except OSError as exc:
-        why = "a symbolic link loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
-        raise PDDLError(f"cannot read file ({why})", file=path) from None
-    if stat.S_ISDIR(mode):
-        raise PDDLError("is a directory, not a PDDL file", file=path)
-    if not stat.S_ISREG(mode):
-        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
-        raise PDDLError(f"not a regular file ({kind})", file=path)
+    problem = pddl_file_problem(path)
+    if problem is not None:
+        raise PDDLError(problem, file=path)
     try:
         with open(path, "rb") as f:
             data = f.read(limit + 1)
