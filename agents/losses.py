@@ -16,8 +16,11 @@ r"""Training losses: the head's negative log-likelihood (the paper) or a pairwis
         L = \frac{1}{|P|} \sum_{(b, w) \in P} \max(0,\ 1 - (h(w) - h(b)))
 
     over the pairs P (better b, worse w) of a batch, where h is the head's search value (N: μ;
-    TN: E[x], with its bound and residual). The loss is 0 when every pair is ordered with a gap of
-    at least 1 and positive as soon as one pair is swapped. A batch draws plan states s_{i+1}
+    TN: E[x], with its bound and residual), or with ``rank_on="mu"`` the head's μ (a TN then
+    searched without its bound, ``agents.evaluate --search-bound none``: E[x] of a TN saturates at
+    its bound wherever μ falls well below it, and ranking E[x] leaves the order of such μ free).
+    The loss is 0 when every pair is ordered with a gap of at least 1 and positive as soon as one
+    pair is swapped. A batch draws plan states s_{i+1}
     (``anchors``, from size buckets as for the NLL), each with its parent and up to
     ``siblings_per_anchor`` of its siblings, about ``batch_size`` states in all. Siblings whose
     bound or residual base is infinite (dead ends: search never expands them) are left out.
@@ -53,6 +56,7 @@ from pddlgym_sl.data.dataset import LabelledSplit
 __all__ = [
     "LOSSES",
     "RANK_MARGIN",
+    "RANK_ON",
     "Loss",
     "NLLLoss",
     "RankLoss",
@@ -64,6 +68,8 @@ __all__ = [
 ]
 
 RANK_MARGIN = 1.0
+RANK_ON = ("value", "mu")
+"""What a ranking loss orders: the head's search value, or its μ."""
 SIBLINGS_PER_ANCHOR = 8
 
 
@@ -273,8 +279,18 @@ class RankLoss:
 
     name, select = "rank", "rank_loss"
 
-    def __init__(self, head: Head, siblings_per_anchor: int = SIBLINGS_PER_ANCHOR) -> None:
-        self.head, self.siblings_per_anchor = head, siblings_per_anchor
+    def __init__(
+        self, head: Head, siblings_per_anchor: int = SIBLINGS_PER_ANCHOR, rank_on: str = "value"
+    ) -> None:
+        if rank_on not in RANK_ON:
+            raise AgentError(f"rank_on={rank_on!r}: choose one of {', '.join(RANK_ON)}")
+        self.head, self.siblings_per_anchor, self.rank_on = head, siblings_per_anchor, rank_on
+
+    def ranked(self, head: Head, raw: Tensor, lower: Tensor, base: Tensor | None) -> Tensor:
+        """What the pairs order: the head's search value, or μ (``rank_on``)."""
+        if self.rank_on == "mu":
+            return head.mu_sigma(raw, base)[0]
+        return head.heuristic(raw, lower, base)
 
     def prepare(self, split: LabelledSplit) -> RankingSplit:
         return RankingSplit.build(split, self.head)
@@ -287,7 +303,7 @@ class RankLoss:
         assert isinstance(split, RankingSplit)
         _, lower, base, _ = bound_inputs(split, head, rows, raw.device)
         better, worse = split.pairs(rows)
-        h = head.heuristic(raw, lower, base)
+        h = self.ranked(head, raw, lower, base)
         return pairwise_hinge(h, torch.as_tensor(better), torch.as_tensor(worse))
 
     @torch.no_grad()
@@ -300,7 +316,7 @@ class RankLoss:
         values = []
         for rows in evaluation_chunks(model, inputs.sizes(), np.arange(len(split)), batch_size):
             _, lower, base, _ = bound_inputs(split, head, rows, device)
-            values.append(head.heuristic(model(inputs.batch(rows, device)), lower, base).double().cpu())
+            values.append(self.ranked(head, model(inputs.batch(rows, device)), lower, base).double().cpu())
         model.train(was_training)
         h = torch.cat(values)
         better, worse = (torch.as_tensor(a) for a in split.all_pairs())
@@ -320,9 +336,13 @@ class RankNLLLoss(RankLoss):
     name, select = "rank-nll", "loss"
 
     def __init__(
-        self, head: Head, siblings_per_anchor: int = SIBLINGS_PER_ANCHOR, nll_weight: float = 1.0
+        self,
+        head: Head,
+        siblings_per_anchor: int = SIBLINGS_PER_ANCHOR,
+        nll_weight: float = 1.0,
+        rank_on: str = "value",
     ) -> None:
-        super().__init__(head, siblings_per_anchor)
+        super().__init__(head, siblings_per_anchor, rank_on)
         self.nll_weight = nll_weight
 
     def __call__(self, head: Head, raw: Tensor, split: LabelledSplit, rows: np.ndarray) -> Tensor:
@@ -348,8 +368,10 @@ class RankNLLLoss(RankLoss):
         return metrics
 
 
-def make_loss(name: str, head: Head, nll_weight: float = 1.0) -> Loss:
+def make_loss(name: str, head: Head, nll_weight: float = 1.0, rank_on: str = "value") -> Loss:
     """The loss ``name`` (a key of `LOSSES`, `agents.registries`) for a model with `head`;
-    `nll_weight` weighs the NLL of ``rank-nll``."""
+    `nll_weight` weighs the NLL of ``rank-nll``; `rank_on` says what the ranking losses order."""
     loss = LOSSES.lookup(name)
-    return loss(head, nll_weight=nll_weight) if name == "rank-nll" else loss(head)
+    if name == "rank-nll":
+        return loss(head, nll_weight=nll_weight, rank_on=rank_on)
+    return loss(head, rank_on=rank_on) if name == "rank" else loss(head)

@@ -195,3 +195,21 @@ def test_every_model_trains_with_rank_nll(tiny_dataset, tmp_path, capsys, model)
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert np.isfinite(metrics["best_val_loss"]) and np.isfinite(metrics["test_nll"])
     assert main(["--loss", "rank", "--nll-weight", "0.5", "--data", str(tiny_dataset)]) == 2
+
+
+def test_ranking_mu_orders_mu_not_the_truncated_mean(ranking):
+    """``rank_on="mu"`` (for a TN searched without its bound) takes the hinge over μ; the default
+    over the search value E[x], which saturates at the bound where μ is far below it."""
+    split, _ = ranking
+    head = make_head("tn", sigma="learn", residual="none", bound="lmcut")
+    rs = RankingSplit.build(split, head)
+    rows = RankLoss(head).sampler(rs, np.ones(len(rs), dtype=np.int64), 64, seed=3).batch(2)
+    better, worse = (torch.as_tensor(a) for a in rs.pairs(rows))
+    raw = torch.zeros(len(rows), 2, dtype=torch.float64)
+    raw[:, 0] = -50.0 - torch.as_tensor(rs.h_star[rows]).nan_to_num(0.0)  # μ ≪ l: E[x] sits at l − 0.1
+    mu = head.mu_sigma(raw, None)[0]
+    assert torch.isclose(RankLoss(head, rank_on="mu")(head, raw, rs, rows), pairwise_hinge(mu, better, worse))
+    value = head.heuristic(raw, torch.as_tensor(rs.values["lmcut"][rows]), None)
+    assert torch.isclose(RankLoss(head)(head, raw, rs, rows), pairwise_hinge(value, better, worse))
+    with pytest.raises(AgentError, match="rank_on='median'"):
+        RankLoss(head, rank_on="median")

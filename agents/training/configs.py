@@ -81,6 +81,9 @@ class SupervisedConfig:
     plus --nll-weight times the NLL of the plan states; the best checkpoint has the lowest val sum)"""
     nll_weight: float = 1.0
     """--loss rank-nll: the weight of the NLL beside the ranking loss"""
+    rank_on: Literal["value", "mu"] = "value"
+    """--loss rank / rank-nll: order the head's search value (TN: E[x], with the bound), or mu (for a TN
+    searched without its bound: agents.evaluate --search-bound none)"""
     interval_split: str | None = None
     """a split of satisficing-plan labels under --data/--domain (python -m pddlgym_sl.data.generate
     --labels satisficing): its states join training, each known only to have l <= h* <= u (u its plan's
@@ -163,6 +166,8 @@ class SupervisedConfig:
             )
         if self.nll_weight != 1.0 and self.loss != "rank-nll":
             raise ConfigError("--nll-weight weighs the NLL of --loss rank-nll only")
+        if self.rank_on != "value" and self.loss == "nll":
+            raise ConfigError("--rank-on says what a ranking loss orders: use --loss rank or rank-nll")
         if self.interval_split is not None and self.loss == "rank":
             raise ConfigError(
                 "--interval-split trains the NLL of its intervals: use --loss nll or rank-nll, not rank"

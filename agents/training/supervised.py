@@ -88,7 +88,7 @@ class Trainer:
             upper=config.upper,
             max_cost=int(self.train.h_star.max()),
         )
-        self.loss = make_loss(config.loss, self.head, config.nll_weight)
+        self.loss = make_loss(config.loss, self.head, config.nll_weight, config.rank_on)
         self.train, self.val = self.loss.prepare(self.train), self.loss.prepare(self.val)
         self.spec = spec
         self.inputs = {"train": spec.training_inputs(self.train), "val": spec.training_inputs(self.val)}
