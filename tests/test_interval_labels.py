@@ -157,7 +157,8 @@ def test_satisficing_split_labels_the_tasks_a_star_did_not_solve(ipc_like):
     for record in plans["problems"]:
         assert record["status"] == "solved" and record["plan_length"] <= record["found_plan_length"]
         labels = load_labels(ipc_like / "train-plans" / "labels" / f"{record['slot']}.npz")
-        assert not labels.optimal and not check_labels(labels) and labels.siblings is not None
+        assert not labels.optimal and not check_labels(labels)
+        assert labels.siblings is not None and len(labels.siblings) == 0  # no siblings ranked: `label_plan`
     assert not (ipc_like / "val" / "records" / "p07.json").read_text().count("satisficing")
 
 
@@ -167,7 +168,7 @@ def test_concatenated_splits_know_which_rows_hold_h_star(ipc_like):
     both = concat_splits(train, plans)
     assert len(both) == len(train) + len(plans) and both.siblings is not None
     assert both.exact[: len(train)].all() and not both.exact[len(train) :].any()
-    assert len(both.siblings) == len(train.siblings) + len(plans.siblings)
+    assert len(both.siblings) == len(train.siblings) and len(plans.siblings) == 0
     assert (both.siblings.parent_row[len(train.siblings) :] >= len(train)).all()
 
 

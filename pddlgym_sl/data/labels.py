@@ -39,7 +39,8 @@ Optional keys, added later by `pddlgym_sl.data.upper` (a file without them loads
 ================  ====================  ==================================================
 
 Format 2 adds the *siblings* of the plan (for ranking losses): every successor of a plan state
-s_i other than the next plan state s_{i+1}, i < n, deduplicated per parent (ascending words):
+s_i other than the next plan state s_{i+1}, i < n, deduplicated per parent (ascending words; none
+for a satisficing plan, whose next state need not rank below them, `label_plan`):
 
 =====================  ======================  =============================================
 ``sibling_states``     (m, n_words) uint64     packed sibling states
@@ -147,7 +148,10 @@ class ProblemLabels:
 def label_plan(task: CompiledTask, plan: Sequence[str], problem: str, optimal: bool = True) -> ProblemLabels:
     """Replay `plan` of `task` (validating it) and label each visited state and the siblings of
     the plan; `optimal` says whether the plan is optimal (its cost-to-go is h*) or satisficing
-    (an upper bound of h*)."""
+    (an upper bound of h*). A satisficing plan gets no siblings (an empty set): its step from a
+    state need not be the best one, so "the next plan state ranks below its siblings" does not
+    hold for it, and on tasks with hundreds of successors per state (childsnack) its siblings
+    were a hundred times its plan states."""
     visited = task.validate_plan(plan)
     states = task.states_to_array(visited).copy()
     n = len(plan)
@@ -160,7 +164,7 @@ def label_plan(task: CompiledTask, plan: Sequence[str], problem: str, optimal: b
         values=values,
         features=features,
         facts=task.facts,
-        siblings=label_siblings(task, states),
+        siblings=label_siblings(task, states if optimal else states[:1]),
         optimal=optimal,
     )
 
