@@ -182,7 +182,7 @@ lazily (on expanded states), screened by hFF, hmax instead, or none (μ). ``wl-r
 instead of E[x] (``--rank-on mu``: the value of the TN searched without its bound) with the NLL
 at a tenth of the ranking loss's weight (``--nll-weight 0.1``: at 1 the NLL took the ranking's
 place on childsnack, where μ then needed up to 2.6M evaluations on an easy task that the ranking
-loss alone solves in 10,128, `/tmp`-free diagnosis in docs/ipc23.md)."""
+loss alone solves in 10,128: docs/ipc23.md)."""
 LABELS = {name: config.label for name, config in CONFIGS.items()}
 
 
