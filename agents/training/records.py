@@ -38,6 +38,9 @@ SUPERVISED_ADDED_LATER = {
     "wl_iterations": 2,
     "wl_pruning": "none",
     "wl_hash": "set",
+    "nll_weight": 1.0,
+    "interval_split": None,
+    "rank_on": "value",
 }
 """Fields of `SupervisedConfig` that runs written before they existed lack, with the value those
 runs behaved as."""
