@@ -153,3 +153,45 @@ def test_resume_refuses_broken_run_files(tiny_dataset, tmp_path):
     (run / "args.json").write_text('{"no_such_field": 1}')
     with pytest.raises(CheckpointError, match=r"args\.json"):
         train(Args(resume=run, steps=10, quiet=True))
+
+
+def test_the_command_ends_by_planning_test_problems_beside_hff(tiny_dataset, tmp_path, capsys):
+    """``--plan N`` (the quick start's default on its data) plans N test problems with the trained
+    model and with hFF and prints both; the figures are the evaluations' summaries."""
+    from agents.apps.supervised import main
+
+    argv = [
+        "--model",
+        "wl",
+        "--dist",
+        "n",
+        "--sigma",
+        "fixed",
+        "--residual",
+        "hff",
+        "--data",
+        str(tiny_dataset),
+    ]
+    argv += [
+        "--steps",
+        "100",
+        "--val-every",
+        "50",
+        "--runs",
+        str(tmp_path),
+        "--quiet",
+        "--name",
+        "run",
+        "--plan",
+        "2",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    learned = json.loads((tmp_path / "run" / "eval" / "test" / "summary.json").read_text())
+    hff = json.loads((tmp_path / "run" / "eval" / "test-hff" / "summary.json").read_text())
+    assert learned["problems"] == hff["problems"] == 2
+    assert "planning 2 test problems (GBFS, at most 10,000 evaluations each):" in out
+    for name, summary in (("the trained model", learned), ("hFF", hff)):
+        assert f"{name:<20} solved {summary['solved']}/2" in out
+    assert main([*argv[:-2], "--name", "quiet-run"]) == 0  # not the quick start's data: no planning
+    assert "planning" not in capsys.readouterr().out

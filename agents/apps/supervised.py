@@ -60,6 +60,10 @@ class Args(SupervisedConfig):
     name of a bundled preset (ferry-nlm, gripper-hgn, ...)"""
     quiet: bool = False
     """no progress bar"""
+    plan: int | None = None
+    """after training, plan this many problems of the test split (spread over it) with GBFS and the
+    trained model, and with GBFS + hFF, at most 10,000 evaluations each, and print both (0: none;
+    default: 4 on the quick start's data, data/small, else none)"""
 
     def training_config(self) -> SupervisedConfig:
         """The training loop's configuration: every field of `SupervisedConfig`, the default steps
@@ -110,8 +114,37 @@ def load_config_defaults(argv: list[str]) -> Args:
     return Args(**with_paths(Args, values), config=path)
 
 
+QUICK_START_PLANS = 4
+"""Test problems the quick start plans after training (``--plan``'s default on data/small)."""
+
+
+def plan_test_problems(run_dir: Path, n: int, quiet: bool) -> list[str]:
+    """GBFS with the run's model and with hFF on `n` problems of its test split (10,000
+    evaluations each, `agents.evaluate`; results under ``<run>/eval/``): the lines to print."""
+    from agents.apps.evaluate import Args as EvaluateArgs
+    from agents.apps.evaluate import evaluate
+    from agents.training.records import run_args
+
+    config = run_args(run_dir)[1]
+    common = {"split": config.test_split, "data": config.data, "problems": n, "quiet": quiet, "limit": 10_000}
+    learned = evaluate(EvaluateArgs(run=run_dir, **common))
+    out = run_dir / "eval" / f"{config.test_split}-hff"
+    hff = evaluate(EvaluateArgs(heuristic="hff", domain=config.domain, out=out, **common))
+    budget = "GBFS, at most 10,000 evaluations each"
+    lines = [f"planning {learned['problems']} {config.test_split} problems ({budget}):"]
+    for name, summary in (("the trained model", learned), ("hFF", hff)):
+        mean = summary["mean_evaluations_solved"]
+        evaluations = "-" if mean is None else f"{mean:,.0f}"
+        lines.append(
+            f"  {name:<20} solved {summary['solved']}/{summary['problems']}, "
+            f"mean evaluations of the solved {evaluations}"
+        )
+    return lines
+
+
 def run(args: Args) -> int:
-    """Train, then print the test MSE beside hFF's and LM-cut's."""
+    """Train, print the test MSE beside hFF's and LM-cut's, then (``--plan N``) plan test problems
+    with the trained model and with hFF."""
     from agents.registries import LOSSES
     from agents.training.records import run_args
 
@@ -137,6 +170,13 @@ def run(args: Args) -> int:
             f"test pairs ranked right (plan states below their parents and siblings): "
             f"{m['test_pair_accuracy']:.3f} (ranking loss {m['test_rank_loss']:.3f})"
         )
+    n = (
+        args.plan
+        if args.plan is not None
+        else (QUICK_START_PLANS if config.data == Path("data/small") else 0)
+    )
+    if n > 0:
+        print("\n".join(plan_test_problems(run_dir, n, args.quiet)))
     return 0
 
 
