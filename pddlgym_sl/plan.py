@@ -1,7 +1,7 @@
 """Command line: solve one PDDL problem with GBFS (or A*) and print the plan and search statistics.
 
     python -m pddlgym_sl.plan DOMAIN PROBLEM --heuristic hff [--max-evaluations N] [--json]
-                              [--time-limit S] [--memory-limit MB]
+                              [--time-limit S] [--memory-limit MB] [--grounding auto|ground|lifted]
     python -m pddlgym_sl.plan ferry --param locations=5 --param cars=5 --seed 1
 
 DOMAIN is a domain file or the name of a bundled domain (blocksworld, ferry, gripper, visitall).
@@ -14,6 +14,13 @@ same task whose time is ``compile_seconds`` (`pddlgym_sl.search.warm_up`). The s
 status ``time_limit`` or ``memory_limit`` at those limits (the memory limit counts the whole
 process; default: three quarters of the machine's memory, `pddlgym_sl.memory`). Exit status: 0
 solved, 1 no plan found, 2 bad input (the error is printed as ``file:line: cause``).
+
+``--grounding`` (`pddlgym_sl.lifted.mode`): ``ground`` grounds the task (Fast Downward's
+translator), ``lifted`` plans on the lifted task (`pddlgym_sl.lifted`: GBFS only; heuristics
+goal_count, blind, hadd and hff computed on the lifted task), ``auto`` (the default) plans lifted
+when grounding is estimated to need more than the memory limit, or when grounding runs past half
+the time limit or out of memory. The output says which mode ran and why (``--json``: the keys
+``grounding`` and ``grounding_reason``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from pathlib import Path
 import domains
 from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
 from pddlgym_sl.errors import ConfigError
+from pddlgym_sl.lifted.mode import GROUNDINGS, load_for_search
+from pddlgym_sl.lifted.registry import lifted_heuristic
+from pddlgym_sl.lifted.search import lifted_gbfs, warm_up_lifted
 from pddlgym_sl.search import SEARCHES
 from pddlgym_sl.search.warm_up import warm_up
 from pddlgym_sl.task import CompiledTask, load_task
@@ -53,21 +63,27 @@ def _parse_params(items: list[str]) -> dict[str, int | float]:
 
 def resolve_task(domain: str, problem: str | None, params: dict, seed: int) -> CompiledTask:
     """Load DOMAIN/PROBLEM, where DOMAIN may name a bundled domain and PROBLEM may be generated."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return load_task(*resolve_files(domain, problem, params, seed, Path(tmp)))
+
+
+def resolve_files(domain: str, problem: str | None, params: dict, seed: int, tmp: Path) -> tuple[Path, Path]:
+    """The domain and problem files of DOMAIN/PROBLEM: DOMAIN may name a bundled domain, and a
+    PROBLEM left out is generated into the directory `tmp`."""
     if domain in domains.DOMAIN_NAMES:
         domain_path = domains.domain_file(domain)
         if problem is None:
             text = domains.generate_problem(domain, seed=seed, **{**DEFAULT_PARAMS[domain], **params})
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / f"{domain}-generated-s{seed}.pddl"
-                path.write_text(text)
-                return load_task(domain_path, path)
+            path = tmp / f"{domain}-generated-s{seed}.pddl"
+            path.write_text(text)
+            return domain_path, path
     else:
         domain_path = Path(domain)
         if problem is None:
             raise ConfigError(
                 f"{domain!r} is not a bundled domain ({', '.join(domains.DOMAIN_NAMES)}): give a PROBLEM file"
             )
-    return load_task(domain_path, problem)
+    return domain_path, Path(problem)
 
 
 def _positive_int(text: str) -> int:
@@ -110,6 +126,18 @@ def build_parser(prog: str) -> ArgumentParser:
         type=_positive_float,
         help="memory limit of the process in MB (default: 3/4 of the machine's memory)",
     )
+    parser.add_argument(
+        "--grounding",
+        default="auto",
+        choices=GROUNDINGS,
+        help="ground the task, plan lifted, or auto: lifted when grounding is estimated beyond the memory "
+        "limit or runs past half the time limit (default: auto)",
+    )
+    parser.add_argument(
+        "--no-symmetry",
+        action="store_true",
+        help="lifted: generate every successor, not one per class of isomorphic ones",
+    )
     parser.add_argument("--param", action="append", default=[], help="generator parameter key=value")
     parser.add_argument("--seed", type=int, default=1, help="generator seed")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -118,27 +146,44 @@ def build_parser(prog: str) -> ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Load (or generate) the task, search, print the plan; 0 when solved, else 1."""
-    task = resolve_task(args.domain, args.problem, _parse_params(args.param), args.seed)
-    compile_seconds = warm_up(SEARCHES[args.search], task, args.heuristic)
-    result = SEARCHES[args.search](
-        task,
-        args.heuristic,
-        max_evaluations=args.max_evaluations,
-        time_limit=args.time_limit,
-        memory_limit=args.memory_limit,
-    )
+    with tempfile.TemporaryDirectory() as tmp:
+        files = resolve_files(args.domain, args.problem, _parse_params(args.param), args.seed, Path(tmp))
+        loaded = load_for_search(*files, args.grounding, args.time_limit, args.memory_limit)
+    task = loaded.task
+    limits = {
+        "max_evaluations": args.max_evaluations,
+        "time_limit": args.time_limit,
+        "memory_limit": args.memory_limit,
+    }
+    if loaded.lifted:
+        if args.search != "gbfs":
+            raise ConfigError(
+                f"--search {args.search} runs on grounded tasks only; this task was loaded lifted "
+                f"({loaded.reason or '--grounding lifted'})"
+            )
+        heuristic = lifted_heuristic(args.heuristic, task)
+        symmetry = not args.no_symmetry
+        compile_seconds = warm_up_lifted(task, heuristic, symmetry=symmetry)
+        result = lifted_gbfs(task, heuristic, symmetry=symmetry, **limits)
+    else:
+        compile_seconds = warm_up(SEARCHES[args.search], task, args.heuristic)
+        result = SEARCHES[args.search](task, args.heuristic, **limits)
     if args.json:
-        print(json.dumps({**result.to_dict(), "compile_seconds": round(compile_seconds, 4)}))
+        record = {**result.to_dict(), "compile_seconds": round(compile_seconds, 4)}
+        record |= {"grounding": loaded.grounding, "grounding_reason": loaded.reason}
+        print(json.dumps(record))
         return 0 if result.solved else 1
     print(f"task: {task!r}")
+    print(f"grounding: {loaded.grounding}" + (f" ({loaded.reason})" if loaded.reason else ""))
     if result.solved:
         print(f"plan ({result.cost} steps):")
         for step, action in enumerate(result.plan, 1):
             print(f"  {step:3d}. {action}")
     else:
         print(f"no plan found ({result.status})")
+    search = f"lifted {args.search}" if loaded.lifted else args.search
     print(
-        f"{args.search} + {args.heuristic}: evaluations={result.evaluations} expansions={result.expansions} "
+        f"{search} + {args.heuristic}: evaluations={result.evaluations} expansions={result.expansions} "
         f"generated={result.generated} seconds={result.seconds:.3f} compile_seconds={compile_seconds:.3f}"
     )
     return 0 if result.solved else 1
