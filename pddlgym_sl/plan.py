@@ -148,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
     """Load (or generate) the task, search, print the plan; 0 when solved, else 1."""
     with tempfile.TemporaryDirectory() as tmp:
         files = resolve_files(args.domain, args.problem, _parse_params(args.param), args.seed, Path(tmp))
-        loaded = load_for_search(*files, args.grounding, args.time_limit, args.memory_limit)
+        # under a time limit, auto grounds in a child it stops at half the limit (then plans lifted)
+        bounded = args.time_limit is not None and args.grounding == "auto"
+        loaded = load_for_search(*files, args.grounding, args.time_limit, args.memory_limit, bounded=bounded)
     task = loaded.task
     limits = {
         "max_evaluations": args.max_evaluations,

@@ -65,3 +65,31 @@ def test_lifted_gbfs_with_wl_solves_a_hard_childsnack_task():
     result = lifted_gbfs(task, heuristic.engine_args(), max_evaluations=100_000, time_limit=60)
     assert result.solved
     Expander(task).validate_plan(result.plan)
+
+
+def test_evaluate_plans_lifted_and_records_it(tmp_path):
+    """``agents.evaluate --grounding lifted`` with a WL run and with hFF: solved, plans replayed, each
+    record saying the task was searched lifted; ``--grounding ground`` on the same task says ground;
+    a search the lifted engine does not have is refused."""
+    import json
+    import shutil
+
+    from agents.apps.evaluate import Args, evaluate
+    from pddlgym_sl.errors import ConfigError
+
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    shutil.copy(IPC / "childsnack" / "domain.pddl", tasks / "domain.pddl")
+    shutil.copy(IPC / "childsnack" / "testing-easy" / "p03.pddl", tasks / "p03.pddl")
+    runs = [("run", _run("childsnack")), ("heuristic", "hff")]
+    for grounding in ("lifted", "ground"):
+        for key, value in runs:
+            out = tmp_path / f"{grounding}-{key}"
+            summary = evaluate(
+                Args(**{key: value}, tasks=tasks, out=out, quiet=True, time_limit=60, grounding=grounding)
+            )
+            assert summary["solved"] == 1
+            record = json.loads((out / "problems" / "p03.json").read_text())
+            assert record["grounding"] == grounding and record["plan"]
+    with pytest.raises(ConfigError, match="plain GBFS"):
+        evaluate(Args(heuristic="hff", tasks=tasks, out=tmp_path / "x", grounding="lifted", search="astar"))

@@ -12,16 +12,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pddlgym_sl.errors import PlanError
 from pddlgym_sl.lifted.join import (
     OVERFLOW,
     apply_action,
     build_views,
     enumerate_bindings,
-    is_goal,
     state_codes,
 )
-from pddlgym_sl.lifted.query import LiftedError, Literal, atom_codes
+from pddlgym_sl.lifted.query import LiftedError
 from pddlgym_sl.lifted.symmetry import SymmetryArgs, object_classes, symmetry_args
 from pddlgym_sl.lifted.task import LiftedTask
 
@@ -117,79 +115,16 @@ class Expander:
         return [(row, self.apply(state, row)) for row in self.actions(state)]
 
     def is_goal(self, state: np.ndarray) -> bool:
-        t = self.task
-        state = np.ascontiguousarray(state, dtype=np.uint32)
-        return t.solvable and bool(is_goal(state, len(state), t.goal, t.goal_neg))
+        return self.task.is_goal(state)
 
     def is_applicable(self, state: np.ndarray, action: np.ndarray) -> bool:
-        """Whether the ground action row `action` is applicable in `state`: its parameters of their
-        types, its preconditions (positive, negative, equalities) holding. Checked literal by
-        literal, not by enumerating the applicable actions (39 million in childsnack's largest
-        initial state)."""
-        t = self.task
-        schema = t.schemas[int(action[0])]
-        objects = [int(o) for o in action[1 : 1 + len(schema.params)]]
-        if any(not t.type_masks[m, o] for m, o in zip(schema.types, objects, strict=True)):
-            return False
-
-        def value(term: int) -> int:
-            return objects[term] if term >= 0 else -term - 1
-
-        def holds(lit: Literal) -> bool:
-            code = int(
-                atom_codes(
-                    lit.pred,
-                    np.array([[value(x) for x in lit.terms]], dtype=np.int64).reshape(1, -1),
-                    t.plan.pw,
-                )[0]
-            )
-            pool = (
-                t.plan.static_codes
-                if lit.pred in t.static_preds
-                else t.fact_code[np.asarray(state, dtype=np.int64)]
-            )
-            i = int(np.searchsorted(pool, code))
-            return i < len(pool) and int(pool[i]) == code
-
-        return (
-            all(holds(lit) for lit in schema.pre)
-            and not any(holds(lit) for lit in schema.neg)
-            and all(value(a) == value(b) for a, b in schema.equal)
-            and all(value(a) != value(b) for a, b in schema.not_equal)
-        )
+        """`LiftedTask.is_applicable`."""
+        return self.task.is_applicable(state, action)
 
     def action_row(self, name: str) -> np.ndarray:
-        """The row of a ground action written ``"(name a b)"`` (not checked for applicability)."""
-        parts = name.strip().strip("()").split()
-        t = self.task
-        index = {s.name: k for k, s in enumerate(t.schemas)}
-        if not parts or parts[0] not in index:
-            raise PlanError(f"{name!r} is not an action of task {t.name!r}")
-        schema = t.schemas[index[parts[0]]]
-        objects = {o: i for i, o in enumerate(t.objects)}
-        if len(parts) - 1 != len(schema.params) or any(o not in objects for o in parts[1:]):
-            raise PlanError(f"{name!r}: {schema.name} takes {len(schema.params)} objects of task {t.name!r}")
-        row = np.zeros(1 + t.max_params, dtype=np.int64)
-        row[0] = index[parts[0]]
-        row[1 : 1 + len(schema.params)] = [objects[o] for o in parts[1:]]
-        return row
+        """`LiftedTask.action_row`."""
+        return self.task.action_row(name)
 
     def validate_plan(self, plan: Sequence[str], start: np.ndarray | None = None) -> list[np.ndarray]:
-        """Replay `plan` (action names) from `start` (default: the initial state), each step checked
-        applicable; return the visited states. `PlanError` names the failing step, or the end
-        state when it is not a goal state."""
-        state = self.task.init if start is None else start
-        states = [state]
-        for step, name in enumerate(plan, 1):
-            row = self.action_row(name)
-            if not self.is_applicable(state, row):
-                raise PlanError(
-                    f"plan step {step}: action {name} is not applicable", file=self.task.problem_file
-                )
-            state = self.apply(state, row)
-            states.append(state)
-        if not self.is_goal(state):
-            raise PlanError(
-                f"plan of {len(plan)} steps ends in a non-goal state", file=self.task.problem_file
-            )
-        return states
+        """`LiftedTask.validate_plan`."""
+        return self.task.validate_plan(plan, start)

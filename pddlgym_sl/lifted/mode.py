@@ -3,13 +3,14 @@
 ``ground`` grounds the task (Fast Downward's translator, `pddlgym_sl.task.load_task`); ``lifted``
 keeps it lifted (`task.load_lifted_task`); ``auto`` (the default) decides before grounding, from
 `pddlgym_sl.ground_size.estimate` (parameter domains after static filtering): a task whose
-grounding is estimated to need more than the memory limit goes lifted at once. Every task of the
-IPC 2023 LT sample estimated above 4 GB failed to ground within 60 s and 4 GB, and all but two
-that did ground were estimated below it (`experiments/results/ipc-ecai25` records; the estimate
-is an upper bound, up to 6x loose). Below the limit the task is grounded, but in a child process
-bounded by `GROUND_SHARE` of the time limit and by the memory limit (`pddlgym_sl.bounded_load`):
-a grounding that runs past either falls back to lifted planning in the time left, where
-grounding would have left little or none to search.
+grounding is estimated to need more than the memory limit goes lifted at once. Of the IPC 2023 LT
+sample's tasks (`experiments/results/ipc-ecai25`, 60 s and 4 GB), every one estimated above 4 GB
+failed to ground, and all but three that grounded were estimated below 3.8 GB (the estimate is an
+upper bound, up to 6x loose). Below the limit the task is grounded, and where the limits cover
+grounding (`bounded`: `agents.evaluate --limits-cover-grounding`, `pddlgym_sl.plan --time-limit`)
+in a child process bounded by `GROUND_SHARE` of the time limit and by the memory limit
+(`pddlgym_sl.bounded_load`): a grounding that runs past either falls back to lifted planning in
+the time left, where grounding would have left little or none to search.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pddlgym_sl.lifted.task import lifted_task
 from pddlgym_sl.limits import format_bytes
 from pddlgym_sl.memory import memory_limit_bytes
 from pddlgym_sl.pddl import parse_domain, parse_problem
-from pddlgym_sl.task import load_task
+from pddlgym_sl.task import compile_task, load_task
 
 __all__ = ["GROUNDINGS", "GROUND_SHARE", "LoadedTask", "choose_grounding", "load_for_search"]
 
@@ -77,9 +78,10 @@ def load_for_search(
     """Load a task for planning in the mode `grounding` asks for (the module docstring).
 
     ``ground`` grounds in this process, or with `bounded` in a child under `time_limit` and
-    `memory_limit` (`load_task_bounded`: its errors are raised). ``auto`` grounds under
-    `GROUND_SHARE` of `time_limit` and under `memory_limit` when it grounds, and plans lifted
-    when that fails.
+    `memory_limit` (`load_task_bounded`: its errors are raised). ``auto`` grounds the tasks it
+    estimates groundable the same way, with `bounded` under `GROUND_SHARE` of `time_limit`, and
+    plans lifted when grounding runs out of time or memory (in this process: when the
+    translator's memory cap stops it, `pddlgym_sl.memory.address_space_cap`).
     """
     if grounding not in GROUNDINGS:
         raise ConfigError(f"grounding must be one of {', '.join(GROUNDINGS)}, not {grounding!r}")
@@ -100,7 +102,9 @@ def load_for_search(
     if mode == "ground":
         share = None if time_limit is None else GROUND_SHARE * time_limit
         try:
-            return loaded(load_task_bounded(domain_file, problem_file, share, memory_limit), "ground")
+            if bounded:
+                return loaded(load_task_bounded(domain_file, problem_file, share, memory_limit), "ground")
+            return loaded(compile_task(domain, problem, domain_file, problem_file), "ground")
         except TimeLimitError:
             reason = f"grounding took more than {share:g} s ({GROUND_SHARE:g} of the time limit)"
         except InputLimitError as exc:
@@ -109,4 +113,6 @@ def load_for_search(
             if "died" not in exc.cause:
                 raise
             reason = exc.cause
+        if time_limit is not None and time.perf_counter() - start >= time_limit:
+            raise TimeLimitError(f"{reason}, and left no time to plan lifted", file=problem_file)
     return loaded(lifted_task(domain, problem, domain_file, problem_file), "lifted", reason)

@@ -95,9 +95,6 @@ class LiftedSearch:
         if code == eng.EXHAUSTED:
             self._finish("exhausted")
 
-    def _bytes(self) -> int:
-        return sum(a.nbytes for a in self._store) + self._work.acts.nbytes
-
     def _grow(self) -> bool:
         """Grow what the engine asked for, an array at a time (the old one freed before the next is
         made, so growing needs one array's copy on top of the rest); by half again, or less where the
@@ -196,8 +193,16 @@ class LiftedSearch:
             seconds=self._elapsed(),
             status=status,
         )
+        st = self._store
+        n = max(int(info[eng.N_STATES]), 1)
         self.stored_states = int(info[eng.N_STATES])
-        self.stored_bytes = self._bytes()
+        # per stored state: its fact ids, and its entries of the per-state arrays (start, length,
+        # parent, action, hash; the table's two slots and the open list's entry not counted)
+        self.state_bytes = int(info[eng.POOL_USED]) * st.pool.itemsize / n
+        self.node_bytes = self.state_bytes + sum(
+            getattr(st, k).itemsize * (getattr(st, k).size // len(getattr(st, k)))
+            for k in ("start", "length", "parent", "action", "hashes")
+        )
         self._store = None  # type: ignore[assignment]  # free the memory
 
 

@@ -18,13 +18,15 @@ changes) are in no state, they are the fixed relation `JoinPlan.static_codes`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
-from pddlgym_sl.errors import PDDLError
+from pddlgym_sl.errors import PDDLError, PlanError
+from pddlgym_sl.lifted.join import apply_action, is_goal
 from pddlgym_sl.lifted.query import (
     MAX_CODE,
     JoinPlan,
@@ -148,6 +150,95 @@ class LiftedTask:
     def true_facts(self, state: np.ndarray) -> list[str]:
         """Names of the facts of a state (its sorted fact ids)."""
         return [self.facts[int(i)] for i in state]
+
+    def is_goal(self, state: np.ndarray) -> bool:
+        """Whether a state (sorted fact ids) satisfies the goal."""
+        state = np.ascontiguousarray(state, dtype=np.uint32)
+        return self.solvable and bool(is_goal(state, len(state), self.goal, self.goal_neg))
+
+    def is_applicable(self, state: np.ndarray, action: np.ndarray) -> bool:
+        """Whether the ground action row `action` is applicable in `state`: its parameters of their
+        types, its preconditions (positive, negative, equalities) holding. Checked literal by
+        literal, not by enumerating the applicable actions (39 million in childsnack's largest
+        initial state)."""
+        schema = self.schemas[int(action[0])]
+        objects = [int(o) for o in action[1 : 1 + len(schema.params)]]
+        if any(not self.type_masks[m, o] for m, o in zip(schema.types, objects, strict=True)):
+            return False
+        codes = self.fact_code[np.asarray(state, dtype=np.int64)]
+
+        def value(term: int) -> int:
+            return objects[term] if term >= 0 else -term - 1
+
+        def holds(lit: Literal) -> bool:
+            args = np.array([[value(x) for x in lit.terms]], dtype=np.int64).reshape(1, -1)
+            code = int(atom_codes(lit.pred, args, self.plan.pw)[0])
+            pool = self.plan.static_codes if lit.pred in self.static_preds else codes
+            i = int(np.searchsorted(pool, code))
+            return i < len(pool) and int(pool[i]) == code
+
+        return (
+            all(holds(lit) for lit in schema.pre)
+            and not any(holds(lit) for lit in schema.neg)
+            and all(value(a) == value(b) for a, b in schema.equal)
+            and all(value(a) != value(b) for a, b in schema.not_equal)
+        )
+
+    def successor(self, state: np.ndarray, action: np.ndarray) -> np.ndarray:
+        """The state after the ground action row `action` (not checked for applicability)."""
+        state = np.ascontiguousarray(state, dtype=np.uint32)
+        row = np.ascontiguousarray(action, dtype=np.int64)
+        n_eff = int(np.diff(self.effect_ptr).max(initial=0)) + 1
+        out = np.zeros(len(state) + n_eff, dtype=np.uint32)
+        adds, dels = np.zeros(n_eff, dtype=np.int64), np.zeros(n_eff, dtype=np.int64)
+        m = apply_action(
+            self.effects,
+            self.effect_ptr,
+            self.plan.pw,
+            self.fact_code,
+            row,
+            state,
+            len(state),
+            out,
+            adds,
+            dels,
+        )
+        if m < 0:
+            raise LiftedError(f"{self.action_name(row)} adds an atom the reachability analysis missed")
+        return out[:m]
+
+    def action_row(self, name: str) -> np.ndarray:
+        """The row of a ground action written ``"(name a b)"`` (not checked for applicability)."""
+        parts = name.strip().strip("()").lower().split()
+        index = {s.name: k for k, s in enumerate(self.schemas)}
+        if not parts or parts[0] not in index:
+            raise PlanError(f"{name!r} is not an action of task {self.name!r}")
+        schema = self.schemas[index[parts[0]]]
+        objects = {o: i for i, o in enumerate(self.objects)}
+        if len(parts) - 1 != len(schema.params) or any(o not in objects for o in parts[1:]):
+            raise PlanError(
+                f"{name!r}: {schema.name} takes {len(schema.params)} objects of task {self.name!r}"
+            )
+        row = np.zeros(1 + self.max_params, dtype=np.int64)
+        row[0] = index[parts[0]]
+        row[1 : 1 + len(schema.params)] = [objects[o] for o in parts[1:]]
+        return row
+
+    def validate_plan(self, plan: Sequence[str], start: np.ndarray | None = None) -> list[np.ndarray]:
+        """Replay `plan` (action names) from `start` (default: the initial state), each step checked
+        applicable (as `CompiledTask.validate_plan`); return the visited states. `PlanError` names
+        the failing step, or the end state when it is not a goal state."""
+        state = self.init if start is None else start
+        states = [state]
+        for step, name in enumerate(plan, 1):
+            row = self.action_row(name)
+            if not self.is_applicable(state, row):
+                raise PlanError(f"plan step {step}: action {name} is not applicable", file=self.problem_file)
+            state = self.successor(state, row)
+            states.append(state)
+        if not self.is_goal(state):
+            raise PlanError(f"plan of {len(plan)} steps ends in a non-goal state", file=self.problem_file)
+        return states
 
     def action_name(self, row: np.ndarray) -> str:
         """``"(name a b)"`` of a ground action row (schema, parameter objects...)."""
