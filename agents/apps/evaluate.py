@@ -62,18 +62,18 @@ import domains
 from agents.devices import resolve_device
 from agents.registries import SEARCH_BOUNDS
 from pddlgym_sl.arguments import check_ranges
-from pddlgym_sl.bounded_load import load_task_bounded
 from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.data.generate import given_domain_file
 from pddlgym_sl.envs.problems import problem_dir_files, problem_files, resolve_problems, spread
 from pddlgym_sl.errors import ConfigError, InputLimitError, PDDLError, TimeLimitError
 from pddlgym_sl.io import atomic_write_json, remove_orphaned_temporaries
+from pddlgym_sl.lifted.mode import GROUNDINGS, load_for_search
+from pddlgym_sl.lifted.task import LiftedTask
 from pddlgym_sl.parallel import BACKENDS, Backend, Unit, run_units
 from pddlgym_sl.parallel.interrupt import note_kept
 from pddlgym_sl.search import SEARCHES, SearchResult, Threshold, confidence_gbfs, dual_gbfs, gbfs
 from pddlgym_sl.search.thresholds import THRESHOLDS
 from pddlgym_sl.search.warm_up import warm_up
-from pddlgym_sl.task import load_task
 
 # torch and the torch-using modules (`agents.checkpoint`, `agents.confidence`, the learned heuristic)
 # are imported where they are used, so that ``--help`` and argument errors come back in a second.
@@ -91,6 +91,7 @@ class SearchOptions:
     time_limit: float | None = None
     memory_limit: float | None = None
     covers_grounding: bool = False
+    grounding: str = "ground"
 
 
 def _single_queue(task, heuristic, options: SearchOptions) -> SearchResult:
@@ -192,6 +193,11 @@ class Args:
     (trained), lmcut or hmax instead, screened (the trained bound only where mu - hFF < 6 sigma: the
     value is the same to 6e-9 sigma), lazy (the trained bound when a state is expanded, mu until then:
     the same search but among equal values), or none (the value is mu); screened and lazy: --model wl"""
+    grounding: Literal[GROUNDINGS] = "auto"
+    """ground each task (Fast Downward's translator), keep it lifted (pddlgym_sl.lifted: GBFS only, with a
+    --model wl run or goal_count, blind, hmax, hadd, hff), or auto: lifted when grounding is estimated
+    beyond the memory limit, or (with --limits-cover-grounding) runs past half the time limit or out of
+    memory; each record says which (grounding)"""
     search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
     """gbfs; dual (dual-queue GBFS with the learned heuristic and hFF, round robin); astar; anytime
     (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u); every search stops
@@ -320,10 +326,11 @@ def _load(
     covers = options is not None and options.covers_grounding
     start = time.perf_counter()
     try:
-        if covers and time_limit is not None:
-            task = load_task_bounded(domain_file, problem_file, time_limit, options.memory_limit)
-        else:
-            task = load_task(domain_file, problem_file)
+        grounding, memory_limit = (
+            ("ground", None) if options is None else (options.grounding, options.memory_limit)
+        )
+        bounded = covers and time_limit is not None
+        task = load_for_search(domain_file, problem_file, grounding, time_limit, memory_limit, bounded).task
     except PDDLError as exc:  # one task that cannot be loaded must not end the evaluation
         status = f"error: {exc}"
         if isinstance(exc, TimeLimitError):
@@ -381,6 +388,7 @@ def _outcome(
         "time_limit": time_limit,
         "memory_limit": _WORKER["options"].memory_limit,
         "limits_cover_grounding": _WORKER["options"].covers_grounding,
+        "grounding": "lifted" if isinstance(task, LiftedTask) else "ground",
         **({"search_bound": _WORKER["search_bound"]} if _WORKER.get("trained") is not None else {}),
         **({"ended_in": "search"} if result.status in LIMITS else {}),
         "plan": result.plan,
@@ -395,6 +403,8 @@ def _solve(
     if isinstance(loaded, dict):
         return loaded
     task, load_seconds = loaded
+    if isinstance(task, LiftedTask):
+        return _solve_lifted(problem_file, task, load_seconds, limit, time_limit)
     options = _WORKER["options"]
     compile_seconds = _warm_up(task, domain_file, options)
     start = time.perf_counter()
@@ -405,6 +415,39 @@ def _solve(
     result = _WORKER["search"](task, heuristic, replace(options, limit=limit, time_limit=search_limit))
     # the engine checks the clock between expansions, so one expansion's batch of evaluations may
     # end past the limit: a plan found after it does not count, as in the IPC
+    late = time_limit is not None and load_seconds + time.perf_counter() - start > time_limit
+    if options.covers_grounding and result.solved and late:
+        result = replace(result, solved=False, status="time_limit", plan=[], cost=None, plan_indices=[])
+    return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
+
+
+def _solve_lifted(
+    problem_file: str, task: LiftedTask, load_seconds: float, limit: int, time_limit: float | None
+) -> dict[str, Any]:
+    """`_solve` for a task loaded lifted (`agents.lifted_search`): lifted GBFS with the run's WL model
+    or the symbolic heuristic, its setup counted in the time left and its first compilation not."""
+    from agents.lifted_search import lifted_args, search_lifted, warm_up
+
+    options = _WORKER["options"]
+    start = time.perf_counter()
+    try:
+        if _WORKER["search"] is not EVAL_SEARCHES["gbfs"] or options.threshold is not None:
+            raise ConfigError(
+                "a task loaded lifted is searched with plain GBFS only (--search gbfs, no --prune)"
+            )
+        args = lifted_args(task, _WORKER["trained"], _WORKER["heuristic"])
+    except PDDLError as exc:
+        return {"problem": Path(problem_file).name, "solved": False, "status": f"error: {exc}",
+                "evaluations": 0, "seconds": 0.0, "load_seconds": round(load_seconds, 4), "limit": limit,
+                "time_limit": time_limit, "grounding": "lifted"}  # fmt: skip
+    setup = time.perf_counter() - start
+    compile_seconds = 0.0 if _WORKER.get("warm_lifted") else warm_up(task, args)
+    _WORKER["warm_lifted"] = True
+    start = time.perf_counter() - setup
+    search_limit = time_limit
+    if options.covers_grounding and time_limit is not None:  # the search gets the time left
+        search_limit = max(time_limit - load_seconds - setup, 1e-3)
+    result = search_lifted(task, args, limit, search_limit, options.memory_limit)
     late = time_limit is not None and load_seconds + time.perf_counter() - start > time_limit
     if options.covers_grounding and result.solved and late:
         result = replace(result, solved=False, status="time_limit", plan=[], cost=None, plan_indices=[])
@@ -439,6 +482,9 @@ def _solve_lockstep(
                 failed.append(loaded)
                 continue
             task, load_seconds = loaded
+            if isinstance(task, LiftedTask):  # not in lockstep: the lifted engine searches it alone
+                failed.append(_solve_lifted(problem_file, task, load_seconds, limit, time_limit))
+                continue
             compile_seconds = _warm_up(task, domain_file, _WORKER["options"])
             loads[problem_file] = (task, load_seconds, compile_seconds)
             yield LockstepSearch(problem_file, task, _heuristic(task, domain_file))
@@ -503,6 +549,8 @@ def _finished(path: Path, args: Args) -> bool:
     result = json.loads(path.read_text())
     if result.get("status") == "memory_limit" and result.get("memory_limit") != _process_memory_limit(args):
         return False
+    if result.get("ended_in") == "grounding" and "grounding" not in result and args.grounding != "ground":
+        return False  # stopped in its grounding before --grounding existed: lifted planning may search it
     covered = result.get("limits_cover_grounding", False) == args.limits_cover_grounding
     same_bound = args.run is None or result.get("search_bound", "trained") == args.search_bound
     same_budget = result.get("limit") == args.limit and result.get("time_limit") == args.time_limit
@@ -547,6 +595,8 @@ def _check_search_args(args: Args) -> None:
         raise ConfigError("--prune mean|adaptive and --threshold X go together")
     if args.prioritize and (args.search != "dual" or args.prune == "none"):
         raise ConfigError("--prioritize needs --search dual and the threshold of --prune mean|adaptive")
+    if args.grounding == "lifted" and (args.search != "gbfs" or args.prune != "none"):
+        raise ConfigError("--grounding lifted searches with plain GBFS (--search gbfs, no --prune)")
     if args.memory_limit is not None and confidence_aware:
         raise ConfigError("--memory-limit bounds the engine's searches: not --search dual or --prune")
 
@@ -618,8 +668,9 @@ def evaluate(args: Args) -> dict[str, Any]:
         refresh_run_confidence(args.run, args.device)
     label = config_label(args)
     options = SearchOptions(
-        args.limit, memory_limit=_process_memory_limit(args), covers_grounding=args.limits_cover_grounding
-    )
+        args.limit, memory_limit=_process_memory_limit(args), covers_grounding=args.limits_cover_grounding,
+        grounding=args.grounding,
+    )  # fmt: skip
     if args.prune != "none":
         options = replace(options, threshold=run_threshold(args.run, args.prune, args.threshold, args.device))
         options = replace(options, prioritize=args.prioritize)
