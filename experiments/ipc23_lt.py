@@ -299,6 +299,7 @@ def evaluate(domain: str, config: str, test_set: str, args) -> None:
         common += ["--memory-limit", str(protocol.memory_limit)]
     if protocol.covers_grounding:
         common += ["--limits-cover-grounding"]
+    common += ["--grounding", args.grounding]
     if args.sample > 1:
         common += ["--problems", str(sample_size(tasks, args.sample))]
     if CONFIGS[config].train is None and CONFIGS[config].run is None:
@@ -388,7 +389,7 @@ def field_tables(args) -> str:
     lines = [_row("domain", "set", "tasks", *labels, *PLANNERS), "|---|---|" + "--:|" * (len(configs) + 5)]
     totals: dict[str, dict[str, int | None]] = {d: dict.fromkeys(configs, 0) for d in args.domains}
     found = {(d, c, s): records(d, c, s, args) for d in args.domains for c in configs for s in args.test_sets}
-    ungrounded = seen = 0
+    ungrounded = seen = searched_lifted = solved_lifted = 0
     for d in args.domains:
         for s in args.test_sets:
             results = {c: found[d, c, s] for c in configs}
@@ -412,9 +413,15 @@ def field_tables(args) -> str:
                     )
             seen += len(grounding)
             ungrounded += sum(grounding.values())
+            lifted: dict[str, bool] = {}  # task searched lifted -> whether some configuration solved it
+            for x in (x for r in done for x in r if x.get("grounding") == "lifted"):
+                lifted[x["problem"]] = lifted.get(x["problem"], False) or x["solved"]
+            searched_lifted += len(lifted)
+            solved_lifted += sum(lifted.values())
     lines = [*_difficulty_table(args, found), "", *lines]
     lines += ["", *_goose_table(args, totals), "", f"Tasks no configuration could ground within the limits: "
-              f"{ungrounded} of {seen}.", "", *_speed_table(args, found)]  # fmt: skip
+              f"{ungrounded} of {seen}. Tasks searched lifted by some configuration: {searched_lifted}, "
+              f"{solved_lifted} of them solved.", "", *_speed_table(args, found)]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -521,6 +528,12 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=["hff", "wl-n", "wl-tn", "wl-rank"], choices=CONFIGS)
     parser.add_argument("--test-sets", nargs="+", choices=TEST_SETS, help="default: the protocol's")
     parser.add_argument("--sample", type=int, default=1, help="plan on an even spread of one task in K")
+    parser.add_argument(
+        "--grounding",
+        choices=("auto", "ground", "lifted"),
+        default="auto",
+        help="agents.evaluate --grounding: auto plans lifted where grounding would not fit (default)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="agents.evaluate's parallel searches")
     parser.add_argument(
         "--address", help="plan on this Ray cluster (agents.evaluate --backend ray --address)"
