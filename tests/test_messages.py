@@ -47,7 +47,7 @@ def test_evaluating_a_custom_domain_run_on_a_split_it_lacks_says_what_to_pass(tm
     run = tmp_path / "run"
     run.mkdir()
     (run / "model.json").write_text("{}")
-    stored = {**dataclasses.asdict(Args(domain="miconic", data=data)), "data": str(data), "runs": "runs"}
+    stored = {**dataclasses.asdict(Args(domain="miconic", data=data).training_config()), "data": str(data)}
     (run / "args.json").write_text(json.dumps({**stored, "steps": 10, "lr": 0.01}))  # a run's whole record
     assert evaluate_main(["--run", str(run), "--quiet"]) == 2
     err = capsys.readouterr().err

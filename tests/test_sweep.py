@@ -130,8 +130,8 @@ def test_tiny_sweep_end_to_end_and_resume(tiny_dataset, tmp_path, dists, seeds):
         assert (out / "report" / name).is_file(), name
     table2 = (out / "report" / "table2.md").read_text()
     ferry = next(line for line in table2.splitlines() if line.startswith("| ferry |"))  # coverage row
-    cells = [c.strip() for c in ferry.strip("| ").split("|")]  # domain, hFF, N, N+clip, TN
-    assert "–" not in cells[:4] and (cells[4] != "–") == ("tn" in dists), ferry
+    cells = [c.strip() for c in ferry.strip("| ").split("|")]  # domain, problems, hFF, N, N+clip, TN
+    assert cells[1] == "2" and "–" not in cells[:5] and (cells[5] != "–") == ("tn" in dists), ferry
     n_jobs = (
         len(seeds) * (len(dists) + len(dists) + 1) + 1
     )  # training, evaluation(s) (N also +clip); baseline
