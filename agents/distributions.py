@@ -117,7 +117,16 @@ from torch import Tensor
 
 from agents.errors import AgentError
 
-__all__ = ["Gaussian", "TruncatedGaussian", "log_interval_probability"]
+__all__ = [
+    "FIXED_SIGMA",
+    "OPEN_BOUND_EPS",
+    "SIGMA_MIN",
+    "SIGMA_RANGE",
+    "Gaussian",
+    "TruncatedGaussian",
+    "inverse_mills",
+    "log_interval_probability",
+]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -127,6 +136,17 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0
 """A learned σ is ``SIGMA_MIN + SIGMA_RANGE * sigmoid(raw)`` (as pddlsl's ModelWrapper._clip_sigma):
 `agents.heads` in training, `agents.tn_mean` in search."""
+FIXED_SIGMA = 1.0 / math.sqrt(2.0)
+"""The fixed σ of the heads: the Gaussian NLL is then the squared error plus a constant."""
+OPEN_BOUND_EPS = 0.1
+"""A TN's open bounds, ``l − ε`` and ``u + ε`` (the paper's appendix B.3)."""
+
+
+def inverse_mills(k: float) -> float:
+    """``φ(k) / Φ(k)``: by how much, in units of σ, a Gaussian truncated below at ``μ − kσ`` has a
+    mean above μ (float64; the screening bound of `agents.models.wl.compiled.heuristic`)."""
+    return math.exp(-0.5 * k * k) / math.sqrt(2.0 * math.pi) / (0.5 * math.erfc(-k / math.sqrt(2.0)))
+
 
 # The regime thresholds and series coefficients below are public: `agents.tn_mean` compiles the
 # same formulas for search and must use the same constants.

@@ -100,7 +100,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from agents.distributions import SIGMA_MIN, SIGMA_RANGE, Gaussian, TruncatedGaussian, log_interval_probability
+from agents.distributions import (
+    FIXED_SIGMA,
+    OPEN_BOUND_EPS,
+    SIGMA_MIN,
+    SIGMA_RANGE,
+    Gaussian,
+    TruncatedGaussian,
+    log_interval_probability,
+)
 from agents.errors import AgentError
 from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPER_DEFAULTS, UPPERS
 from agents.unit_bucket import normal_bucket, truncated_normal_bucket
@@ -119,10 +127,8 @@ __all__ = [
     "make_head",
 ]
 
-OPEN_BOUND_EPS = 0.1  # appendix B.3: l − ε, u + ε
 _UPPER_COLUMNS = {"plan": "upper"}
 """Per ``upper`` option that reads ``u`` from the data, its label column (`LabelledSplit.upper`)."""
-FIXED_SIGMA = 1.0 / math.sqrt(2.0)  # N NLL = squared error + const
 
 
 def _check(name: str, value: str, choices: tuple[str, ...]) -> None:

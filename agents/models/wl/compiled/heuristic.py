@@ -54,13 +54,13 @@ Both use the same work arrays, so they may be mixed. Not thread-safe (one instan
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from agents.distributions import FIXED_SIGMA, OPEN_BOUND_EPS, inverse_mills
 from agents.errors import AgentError
 from agents.models.wl.compiled.export import WLExport, export_wl
 from agents.models.wl.compiled.graph import task_graph
@@ -85,8 +85,8 @@ __all__ = [
 
 _JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
 _INLINE = {**_JIT, "inline": "always"}
-_EPS = 0.1  # agents.heads.OPEN_BOUND_EPS
-_FIXED_SIGMA = 1.0 / math.sqrt(2.0)
+_EPS = OPEN_BOUND_EPS  # module constants: numba freezes them into the kernels
+_FIXED_SIGMA = FIXED_SIGMA
 # fields of WLEngineArgs.head
 _TN, _LEARN_SIGMA, _DEFAULT_UPPER, _CLIP, _SOLVABLE, _DEAD_ENDS_ONLY, _MODE, _SCREEN_BASE = range(8)
 # _MODE: how the value gets its bound (`SEARCH_BOUNDS`)
@@ -97,9 +97,9 @@ SCREEN_SIGMAS = 6.0
 
 def screen_tolerance(k: float = SCREEN_SIGMAS) -> float:
     """The most, in units of σ, by which a TN mean exceeds μ where ``μ − l ≥ k σ``:
-    ``φ(k) / Φ(k)`` (the inverse Mills ratio of the lower end; the default upper end, 1e5, adds
+    ``φ(k) / Φ(k)`` (`agents.distributions.inverse_mills`; the default upper end, 1e5, adds
     nothing measurable for μ below 1e4)."""
-    return math.exp(-0.5 * k * k) / math.sqrt(2.0 * math.pi) / (0.5 * math.erfc(-k / math.sqrt(2.0)))
+    return inverse_mills(k)
 
 
 SCREEN_TOLERANCE = screen_tolerance()
