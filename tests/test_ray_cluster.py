@@ -2,7 +2,10 @@
 (``ray start``; the ``[cluster]`` extra). A label split and a 2-cell sweep made on the cluster
 equal those made by local processes (labels, problems, weights, model files and reports byte
 for byte; records, metrics and evaluation results field for field, timings aside), and a Ray
-worker killed in the middle of a unit has that unit run again, once (issue 30)."""
+worker killed in the middle of a unit has that unit run again, once (issue 30). Issue 59: the same
+for an evaluation with a killed worker, and a sweep and an evaluation that lose the second node
+in the middle (each on a cluster of its own): the head finishes what the lost node held, every
+cell and problem present once and equal to an undisturbed local run."""
 
 from __future__ import annotations
 
@@ -53,10 +56,10 @@ def _in_sessions(sessions: set[int]) -> list[int]:
     return found
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def _start_cluster():
     """``ray start --head`` and a second ``ray start --address``, one CPU each, on 127.0.0.1, each
-    in a session of its own: the teardown kills exactly the processes of those sessions."""
+    in a session of its own (the head's first): yields (address, sessions), then kills exactly the
+    processes of those sessions."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -80,7 +83,7 @@ def cluster():
         "--dashboard-agent-listen-port",
         str(_free_port()),
     ]
-    sessions: set[int] = set()
+    sessions: list[int] = []
     try:
         for cmd in (head + common, node + common):
             proc = subprocess.Popen(
@@ -91,17 +94,30 @@ def cluster():
                 text=True,
                 start_new_session=True,
             )
-            sessions.add(proc.pid)
+            sessions.append(proc.pid)
             out, _ = proc.communicate(timeout=300)
             assert proc.returncode == 0, out[-3000:]
         yield f"127.0.0.1:{port}", sessions
     finally:
         for _ in range(3):
-            for pid in _in_sessions(sessions):
+            for pid in _in_sessions(set(sessions)):
                 os.kill(pid, signal.SIGKILL)
             time.sleep(0.5)
-        assert _in_sessions(sessions) == []
+        assert _in_sessions(set(sessions)) == []
         subprocess.run(["rm", "-rf", str(temp)], check=False)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A two-node cluster shared by the tests that keep both nodes (`_start_cluster`)."""
+    for address, sessions in _start_cluster():
+        yield address, set(sessions)
+
+
+@pytest.fixture
+def doomed_cluster():
+    """A two-node cluster of its own, for a test that stops its second node."""
+    yield from _start_cluster()
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -130,13 +146,15 @@ def _below(pid: int, processes: dict[int, tuple[int, str]]) -> list[str]:
 
 class WorkerKiller(threading.Thread):
     """Kills (SIGKILL) the first of our Ray workers that runs a unit whose processes include
-    `needle`, and remembers that unit's command lines."""
+    `needle` (None: any unit, once it has run `after` seconds), and remembers that unit's command
+    lines."""
 
-    def __init__(self, sessions: set[int], needle: str) -> None:
+    def __init__(self, sessions: set[int], needle: str | None, after: float = 0.0) -> None:
         super().__init__(daemon=True)
         self.sessions = sessions
-        self.needle, self.killed, self.below = needle, None, []
+        self.needle, self.after, self.killed, self.below = needle, after, None, []
         self.stop = threading.Event()
+        self.first_seen: dict[int, float] = {}
 
     def run(self) -> None:
         while not self.stop.is_set() and self.killed is None:
@@ -145,7 +163,9 @@ class WorkerKiller(threading.Thread):
                 if not cmdline.startswith("ray::_run_unit"):
                     continue
                 below = _below(pid, processes)
-                if any(self.needle in c for c in below) and pid in _in_sessions(self.sessions):
+                seen = time.perf_counter() - self.first_seen.setdefault(pid, time.perf_counter())
+                wanted = any(self.needle in c for c in below) if self.needle else seen >= self.after
+                if wanted and pid in _in_sessions(self.sessions):
                     os.kill(pid, signal.SIGKILL)
                     self.killed, self.below = pid, below
                     return
@@ -289,3 +309,88 @@ def test_ray_workers_get_one_thread_each_and_the_initializer_once(cluster):
     run_units(helpers.read_state, units, backend, initializer=helpers.init_state, initargs=(5,),
               on_result=lambda u, r: states.append(r))  # fmt: skip
     assert set(states) == {(5, 1)} and len(states) == 6
+
+
+def _evaluation(data: Path) -> list[str]:
+    """GBFS + LM-cut on the tiny dataset's 16 training problems: units of a second or so."""
+    cmd = ["agents.evaluate", "--heuristic", "lmcut", "--domain", "ferry", "--split", "train"]
+    return [*cmd, "--data", str(data), "--limit", "20000", "--quiet"]
+
+
+def _same_evaluation(local: Path, remote: Path) -> None:
+    same, fields = _compare(local, remote)
+    problems = sorted(p.name for p in (local / "problems").iterdir())
+    assert len(problems) == 16 and sorted(same + fields) == [
+        *(f"problems/{p}" for p in problems),
+        "summary.json",
+    ]
+
+
+def test_an_evaluation_on_ray_with_a_killed_worker_equals_local(cluster, tiny_dataset, tmp_path):
+    """A worker killed in the middle of a search: Ray runs the unit again, and the evaluation has
+    every problem once, equal to the local one (issue 59)."""
+    address, sessions = cluster
+    cmd = _evaluation(tiny_dataset)
+    _run([*cmd, "--jobs", "2", "--out", str(tmp_path / "local")])
+    killer = WorkerKiller(sessions, None, after=0.2)
+    killer.start()
+    done = _run([*cmd, "--backend", "ray", "--address", address, "--out", str(tmp_path / "ray")])
+    killer.stop.set()
+    assert killer.killed is not None, "no Ray worker was caught in the middle of a search"
+    assert "will be retried" in done.stdout + done.stderr
+    _same_evaluation(tmp_path / "local", tmp_path / "ray")
+
+
+class NodeStopper(threading.Thread):
+    """Kills every process of the second node's session (its raylet, object store and workers:
+    the node is lost, as a preempted machine is) once a unit has run on it for `after` seconds."""
+
+    def __init__(self, session: int, after: float) -> None:
+        super().__init__(daemon=True)
+        self.session, self.after, self.stopped = session, after, False
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        started = None
+        while not self.stop.is_set():
+            processes = _processes()
+            busy = any(cmd.startswith("ray::_run_unit") for pid, (_, cmd) in processes.items()
+                       if pid in _in_sessions({self.session}))  # fmt: skip
+            if busy:
+                started = started or time.perf_counter()
+                if time.perf_counter() - started >= self.after:
+                    for pid in _in_sessions({self.session}):
+                        os.kill(pid, signal.SIGKILL)
+                    self.stopped = True
+                    return
+            time.sleep(0.02)
+
+
+def test_an_evaluation_that_loses_a_node_finishes_on_the_head(doomed_cluster, tiny_dataset, tmp_path):
+    address, sessions = doomed_cluster
+    cmd = _evaluation(tiny_dataset)
+    _run([*cmd, "--jobs", "2", "--out", str(tmp_path / "local")])
+    stopper = NodeStopper(sessions[1], after=0.5)
+    stopper.start()
+    _run([*cmd, "--backend", "ray", "--address", address, "--out", str(tmp_path / "ray")])
+    stopper.stop.set()
+    assert stopper.stopped, "the second node ran no unit to be stopped in"
+    assert _in_sessions({sessions[1]}) == []  # the node is gone; the head finished its units
+    _same_evaluation(tmp_path / "local", tmp_path / "ray")
+
+
+def test_a_sweep_that_loses_a_node_finishes_on_the_head(doomed_cluster, tiny_dataset, tmp_path):
+    address, sessions = doomed_cluster
+    cmd = ["agents.sweep", "--domains", "ferry", "--models", "linear", "--dists", "n", "tn"]
+    cmd += ["--sigmas", "learn", "--residuals", "hff", "--seeds", "0", "--steps", "200", "--problems", "2"]
+    cmd += ["--limit", "200", "--split", "test", "--data", str(tiny_dataset), "--quiet"]
+    _run([*cmd, "--jobs", "2", "--out", str(tmp_path / "local")])
+    stopper = NodeStopper(sessions[1], after=1.0)
+    stopper.start()
+    _run([*cmd, "--backend", "ray", "--address", address, "--out", str(tmp_path / "ray")])
+    stopper.stop.set()
+    assert stopper.stopped, "the second node ran no training to be stopped in"
+    same, fields = _compare(tmp_path / "local", tmp_path / "ray")
+    for run in ("ferry__linear__n__learn__hff__s0", "ferry__linear__tn__learn__hff__s0"):
+        assert {f"{run}/best.safetensors", f"{run}/model.json"} <= set(same)
+        assert f"{run}/metrics.json" in same + fields
