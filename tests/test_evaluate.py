@@ -136,6 +136,7 @@ def test_evaluate_cli_end_to_end(trained_run, tiny_dataset, tmp_path):
     assert {k: v for k, v in again.items() if k != "wall_seconds"} == {
         k: v for k, v in summary.items() if k != "wall_seconds"
     }
+    assert summary["wall_seconds"] <= again["wall_seconds"] < summary["wall_seconds"] + 5  # kept, not reset
 
 
 def test_evaluate_lockstep_equals_one_search_at_a_time(trained_run, tmp_path):

@@ -736,6 +736,7 @@ def evaluate(args: Args) -> dict[str, Any]:
     finally:
         bar.close()
     results = [json.loads((out / "problems" / f"{f.stem}.json").read_text()) for f in files]
+    earlier = _earlier_wall_seconds(out / "summary.json") if len(pending) < len(files) else 0.0
     summary = {
         "run": str(args.run) if args.run else None,
         "heuristic": args.heuristic or ("learned+clip" if args.clip else "learned"),
@@ -748,10 +749,21 @@ def evaluate(args: Args) -> dict[str, Any]:
         "time_limit": args.time_limit,
         "lockstep": width,
         **summarize(results, args.limit),
-        "wall_seconds": round(time.perf_counter() - start, 2),
+        "wall_seconds": round(earlier + time.perf_counter() - start, 2),
     }
     atomic_write_json(out / "summary.json", summary)
     return summary
+
+
+def _earlier_wall_seconds(path: Path) -> float:
+    """The wall-clock seconds an earlier run of a resumed evaluation recorded (0 when it wrote no
+    summary): a resumed evaluation's ``wall_seconds`` sums the runs that did its work, so that
+    resuming a finished one does not reset it."""
+    try:
+        value = json.loads(path.read_text()).get("wall_seconds", 0.0)
+    except (OSError, ValueError, AttributeError):
+        return 0.0
+    return float(value) if isinstance(value, (int, float)) else 0.0
 
 
 def run_accuracy(args: Args) -> dict[str, float]:
