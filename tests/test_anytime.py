@@ -54,7 +54,7 @@ class Recorder:
 
 
 @pytest.mark.parametrize(("domain", "params", "seed"), SMALL, ids=lambda x: str(x))
-@pytest.mark.parametrize("heuristic", ["hff", "goal_count", "recorder"])
+@pytest.mark.parametrize("heuristic", [pytest.param("hff", marks=pytest.mark.slow), "goal_count", "recorder"])
 def test_costs_decrease_plans_validate_and_the_optimum_is_reached(tmp_path, domain, params, seed, heuristic):
     task = _task(tmp_path, domain, params, seed)
     optimal = astar(task, "lmcut").cost

@@ -53,7 +53,10 @@ def test_static_preconditions_tighten_the_bound():
 
 
 @pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
-@pytest.mark.parametrize("domain_name", IPC_DOMAINS)
+@pytest.mark.parametrize(
+    "domain_name",
+    [pytest.param(d, marks=pytest.mark.slow) if d in ("rovers", "sokoban") else d for d in IPC_DOMAINS],
+)  # rovers and sokoban: half a minute each (-m slow)
 def test_bound_covers_what_is_grounded_and_admits_the_ipc_tasks(domain_name):
     """Every training, easy and medium task is estimated far below the limit; the hard tasks
     above it are childsnack's and transport's, whose grounding no IPC 2023 planner fitted in 8 GB.

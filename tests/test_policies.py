@@ -82,6 +82,7 @@ def test_sb3_policy_on_padded_observations_equals_the_network_on_plain_ones():
     assert torch.allclose(policy.predict_values(stacked), values2)
 
 
+@pytest.mark.slow  # half a minute of PPO; test_rl.py smokes the policy
 def test_one_network_plays_problems_larger_than_any_it_was_built_for(tmp_path):
     """Built from the sizes of 2-location, 2-car problems, it plays a 7-location, 7-car one."""
     import domains

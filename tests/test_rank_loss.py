@@ -180,7 +180,9 @@ def test_rank_nll_is_the_hinge_plus_the_weighted_nll_of_the_plan_states(ranking,
         raw.grad = None
 
 
-@pytest.mark.parametrize("model", ["wl", "nlm", "hgn"])
+@pytest.mark.parametrize(
+    "model", [pytest.param("wl", marks=pytest.mark.slow), "nlm", pytest.param("hgn", marks=pytest.mark.slow)]
+)
 def test_every_model_trains_with_rank_nll(tiny_dataset, tmp_path, capsys, model):
     """``--loss rank-nll`` (the ranking loss with the TN's NLL, `agents.losses.RankNLLLoss`) trains
     the WL model, the NLM and STRIPS-HGN; the run selects by the validation sum, which the command

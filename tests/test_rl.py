@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.problems import ROOT
 
 
@@ -61,6 +63,7 @@ def test_unknown_problem_is_a_message_with_close_names_not_a_traceback(tmp_path,
     assert not runs.exists()  # checked before the run directory is made
 
 
+@pytest.mark.slow  # half a minute; test_maskable_ppo_smoke runs the command
 def test_relational_policy_over_a_split_smoke(tmp_path):
     """--policy relational trains on problems of different sizes, evaluates the greedy policy on
     held-out ones against optimal plan lengths, and --load evaluates the saved policy again."""

@@ -280,6 +280,7 @@ def _buckets_outgrown_at_64_keys(monkeypatch) -> list:
     return moves
 
 
+@pytest.mark.slow  # recompiles the engine with a small bucket limit (20 s)
 def test_astar_whose_keys_outgrow_its_buckets_goes_on_in_a_heap_node_for_node(write_problem, monkeypatch):
     """A* with integer values keeps its open list in buckets keyed by (f, h); where the keys would
     exceed `open_lists.MAX_KEYS` (huge action costs), the same entries move into a heap midway.
@@ -296,6 +297,7 @@ def test_astar_whose_keys_outgrow_its_buckets_goes_on_in_a_heap_node_for_node(wr
         assert (result.plan, result.evaluations, result.expansions, result.cost) == expected
 
 
+@pytest.mark.slow  # recompiles the engine with a small bucket limit (20 s)
 def test_gbfs_whose_values_outgrow_its_buckets_goes_on_in_a_heap_alike(write_problem, monkeypatch):
     """GBFS's buckets are keyed by h: values past `open_lists.MAX_KEYS` move the open list into
     a heap midway, and the search goes on node for node as it would have."""

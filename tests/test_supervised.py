@@ -19,9 +19,18 @@ from agents.checkpoint import CheckpointError
 from pddlgym_sl.data.dataset import load_split
 from pddlgym_sl.errors import ConfigError
 
+_FAST_SMOKE = {("nlm", "tn"), ("linear", "tn"), ("wl", "tn")}  # the rest: -m slow (the N head and the HGN
+# train in many other tests)
 
-@pytest.mark.parametrize("model", ["nlm", "hgn", "linear", "wl"])
-@pytest.mark.parametrize("dist", ["n", "tn"])
+
+@pytest.mark.parametrize(
+    ("model", "dist"),
+    [
+        pytest.param(m, d, id=f"{d}-{m}", marks=() if (m, d) in _FAST_SMOKE else pytest.mark.slow)
+        for m in ("nlm", "hgn", "linear", "wl")
+        for d in ("n", "tn")
+    ],
+)
 def test_cli_smoke(model, dist, tiny_dataset, tmp_path):
     cmd = [sys.executable, "-m", "agents.supervised", "--model", model, "--dist", dist]
     cmd += ["--data", str(tiny_dataset), "--steps", "4", "--val-every", "2", "--batch-size", "16"]

@@ -285,7 +285,9 @@ def test_dead_ends_recognised_on_expansion_give_the_torch_paths_search():
 
 
 @needs_ipc
-@pytest.mark.parametrize("domain", ["blocksworld", "satellite", "transport"])
+@pytest.mark.parametrize(
+    "domain", [pytest.param("blocksworld", marks=pytest.mark.slow), "satellite", "transport"]
+)
 def test_gbfs_equals_the_torch_paths_gbfs(domain):
     for head, seed in (("n", 3), ("tn-learned-lmcut", 4)):
         trained = _model(_fitted(domain, *SETTINGS[0]), make_head(**HEADS[head]), seed=seed)
