@@ -149,5 +149,5 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "| ferry | hard | 2 | 1 | 2 | 0 | 2 | 0 |" in done.stdout
-    assert "Tasks no configuration could ground within the limits: 1 of 2." in done.stdout
+    assert "Tasks on which every configuration's run ended in grounding: 1 of 2." in done.stdout
     assert "| ferry | 1,000 | 500 |" in done.stdout
