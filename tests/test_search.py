@@ -327,3 +327,36 @@ def test_a_slow_warm_up_says_it_is_compiling_and_a_quick_one_says_nothing(monkey
     module.warm_up(lambda task, h, max_evaluations: None, None, None)
     time.sleep(0.1)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow  # compiles GBFS's hFF and batch kernels into an empty cache (about 40 s)
+def test_kernels_compiled_in_the_background_land_in_the_disk_cache(write_problem, tmp_path):
+    """`warm_up_in_background` fills numba's disk cache from a child process: the engine's loop for
+    hFF and for a batch heuristic (a learned one's path) are then in the cache directory."""
+    import os
+    import subprocess
+    import sys
+
+    problem = write_problem(domains.generate_problem("ferry", seed=0, locations=3, cars=2))
+    cache = tmp_path / "numba"
+    code = (
+        "import sys; from pddlgym_sl.search.warm_up import warm_up_in_background as w; "
+        "from domains import domain_file; c = w(domain_file('ferry'), sys.argv[1]); c.join(); "
+        "print(c.exitcode)"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, "-c", code, str(problem)], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["0"], out.stderr[-2000:]
+    names = [p.name for p in cache.rglob("*.nbi")]
+    kernels = ("run__pddlgym_sl_heuristics_relaxation_HFFArgs", "run__pddlgym_sl_search_engine_NoHeuristic")
+    for kernel in kernels:
+        assert any(kernel in name for name in names), (kernel, names)
+
+
+def test_no_background_compile_without_a_disk_cache(monkeypatch, write_problem):
+    import pddlgym_sl.numba_cache
+    from pddlgym_sl.search.warm_up import warm_up_in_background
+
+    monkeypatch.setattr(pddlgym_sl.numba_cache, "CACHE", False)
+    problem = write_problem(domains.generate_problem("ferry", seed=0, locations=3, cars=2))
+    assert warm_up_in_background(domains.domain_file("ferry"), problem) is None
