@@ -2,6 +2,7 @@
 
     python experiments/paper_tables.py [--domains ...] [--models linear nlm hgn] [--jobs 2]
         [--backend local|ray] [--address ADDR] [--labels-only] [--dry-run]
+    python experiments/paper_tables.py --table-only --csv      # the store's cells, trains nothing
 
 Three stages, each a sequence of our own commands (so what it does is what they do), each
 resuming where it stopped; a rerun of this script skips what is finished:
@@ -24,6 +25,11 @@ git; `experiments.results_store`): copied there after every step, and copied bac
 and ``--out`` before the first, so that a fresh checkout of a commit that holds the store resumes
 the experiment instead of starting it again. ``--no-store`` leaves it alone.
 
+``--table-only --csv`` reads the store's runs (``<store>/runs``) and prints one CSV row per model,
+domain, σ, residual, distribution and clip: the seeds and training steps, and the means (and
+sample standard deviations over the seeds) of coverage and evaluations on the ``plan`` problems
+(unsolved counted at the 10,000-evaluation limit), of the test MSE and the test NLL.
+
 A step that fails does not stop the others; the failed ones are listed at the end (exit status 1).
 Ctrl-C or SIGTERM stops the running command at once (its own handler says what it kept), and
 nothing outlives the script.
@@ -32,6 +38,8 @@ nothing outlives the script.
 from __future__ import annotations
 
 import argparse
+import csv
+import statistics
 import sys
 from pathlib import Path
 
@@ -115,6 +123,47 @@ def report_commands(args: argparse.Namespace) -> list[list[str]]:
     ]
 
 
+CSV_COLUMNS = (
+    "model", "domain", "sigma", "residual", "dist", "clip", "seeds", "steps", "coverage", "coverage_std",
+    "evaluations", "evaluations_std", "test_mse", "test_nll",
+)  # fmt: skip
+
+
+def _mean_std(values: list[float]) -> tuple[str, str]:
+    if not values:
+        return "", ""
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.fmean(values):.4g}", f"{std:.4g}"
+
+
+def cell_rows(runs: Path) -> list[dict[str, str]]:
+    """One row per model, domain, cell and clip of the training runs under `runs` (`CSV_COLUMNS`),
+    from their ``plan`` evaluations and test metrics (`agents.apps.report.collect`)."""
+    from agents.apps.report.collect import collect
+
+    found = collect([runs], split="plan")
+    rows = []
+    order = lambda kv: (kv[0].model, kv[0].domain, kv[0].config.sort_key(), kv[0].dist)  # noqa: E731
+    for key, seeds in sorted(found.groups.items(), key=order):
+        for clip in (False, True) if key.dist == "n" else (False,):
+            summaries = [s for r in seeds if (s := r.summary("plan", clip)) is not None]
+            coverage = _mean_std([s["coverage"] for s in summaries])
+            evaluations = _mean_std([s["mean_evaluations"] for s in summaries])
+            metrics = [r.metric("test_mse_clip" if clip else "test_mse") for r in seeds]
+            nll = [r.metric("test_nll") for r in seeds]
+            steps = "/".join(sorted({str(r.args.get("steps")) for r in seeds}))
+            rows.append({
+                "model": key.model, "domain": key.domain, "sigma": key.config.sigma,
+                "residual": key.config.residual, "dist": key.dist, "clip": str(clip).lower(),
+                "seeds": str(len(summaries)), "steps": steps,
+                "coverage": coverage[0], "coverage_std": coverage[1],
+                "evaluations": evaluations[0], "evaluations_std": evaluations[1],
+                "test_mse": _mean_std([m for m in metrics if m is not None])[0],
+                "test_nll": "" if clip else _mean_std([m for m in nll if m is not None])[0],
+            })  # fmt: skip
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
@@ -133,7 +182,16 @@ def main() -> None:
     parser.add_argument("--no-store", action="store_true", help="neither restore from nor save to --store")
     parser.add_argument("--labels-only", action="store_true", help="stop after the labels")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    parser.add_argument("--table-only", action="store_true", help="tabulate the store; train nothing")
+    parser.add_argument("--csv", action="store_true", help="--table-only: one CSV row per cell (docstring)")
     args = parser.parse_args()
+    if args.table_only:
+        if not args.csv:
+            parser.error("--table-only prints --csv (the markdown tables are agents.report's, in the store)")
+        writer = csv.DictWriter(sys.stdout, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(cell_rows(ROOT / args.store / "runs"))
+        return
     args.data, args.out, args.store = (ROOT / p for p in (args.data, args.out, args.store))  # absolute stay
     keep = not (args.no_store or args.dry_run)
     if keep:

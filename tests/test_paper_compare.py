@@ -121,3 +121,33 @@ def test_into_replaces_only_the_marked_block(tmp_path):
     page.write_text("no markers")
     with pytest.raises(SystemExit, match="needs one"):
         compare.into(page, "x")
+
+
+def test_the_cells_csv_reads_the_tracked_store():
+    """``paper_tables.py --table-only --csv``: one row per model, domain, cell and clip of the
+    tracked store, each figure the mean over its seeds' own records."""
+    import csv
+    import io
+    import json
+    import statistics
+
+    from experiments.paper_tables import CSV_COLUMNS
+
+    store = Path(__file__).resolve().parents[1] / "experiments" / "results" / "paper-v2"
+    out = subprocess.run(
+        [sys.executable, "experiments/paper_tables.py", "--table-only", "--csv"],
+        cwd=store.parents[2], capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert rows and list(rows[0]) == list(CSV_COLUMNS)
+    cells = {(r["model"], r["domain"], r["sigma"], r["residual"], r["dist"], r["clip"]) for r in rows}
+    assert len(cells) == len(rows)  # one row each
+    row = next(
+        r for r in rows if (r["model"], r["domain"], r["dist"], r["clip"]) == ("nlm", "ferry", "tn", "false")
+    )
+    seeds = sorted(
+        store.glob(f"runs/ferry__nlm__tn__{row['sigma']}__{row['residual']}__s*/eval/plan/summary.json")
+    )
+    coverage = [json.loads(p.read_text())["coverage"] for p in seeds]
+    assert int(row["seeds"]) == len(coverage) >= 1
+    assert float(row["coverage"]) == pytest.approx(statistics.fmean(coverage), rel=1e-3)
