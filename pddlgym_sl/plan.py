@@ -117,8 +117,9 @@ def build_parser(prog: str) -> ArgumentParser:
     parser.add_argument(
         "--max-evaluations",
         type=_positive_int,
-        default=10_000,
-        help="evaluation budget (default: 10,000, the paper's; A* too)",
+        default=None,
+        help="evaluation budget (default: 10,000, the paper's, A* too; none under --time-limit, which then "
+        "ends the search, as in the IPC)",
     )
     parser.add_argument("--time-limit", type=_positive_float, help="search time limit in seconds")
     parser.add_argument(
@@ -144,6 +145,13 @@ def build_parser(prog: str) -> ArgumentParser:
     return parser
 
 
+def _evaluation_budget(args: argparse.Namespace) -> int | None:
+    """``--max-evaluations``, else the paper's 10,000, or no cap where a time limit is given."""
+    if args.max_evaluations is not None:
+        return args.max_evaluations
+    return None if args.time_limit is not None else 10_000
+
+
 def run(args: argparse.Namespace) -> int:
     """Load (or generate) the task, search, print the plan; 0 when solved, else 1."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         loaded = load_for_search(*files, args.grounding, args.time_limit, args.memory_limit, bounded=bounded)
     task = loaded.task
     limits = {
-        "max_evaluations": args.max_evaluations,
+        "max_evaluations": _evaluation_budget(args),
         "time_limit": args.time_limit,
         "memory_limit": args.memory_limit,
     }

@@ -360,3 +360,14 @@ def test_no_background_compile_without_a_disk_cache(monkeypatch, write_problem):
     monkeypatch.setattr(pddlgym_sl.numba_cache, "CACHE", False)
     problem = write_problem(domains.generate_problem("ferry", seed=0, locations=3, cars=2))
     assert warm_up_in_background(domains.domain_file("ferry"), problem) is None
+
+
+def test_the_plan_command_caps_evaluations_only_without_a_time_limit():
+    """``pddlgym_sl.plan``: the paper's 10,000 evaluations by default, no cap under ``--time-limit``
+    (the time limit ends the search, as in the IPC), and ``--max-evaluations`` wins over both."""
+    from pddlgym_sl.plan import _evaluation_budget, build_parser
+
+    parse = build_parser("plan").parse_args
+    assert _evaluation_budget(parse(["ferry"])) == 10_000
+    assert _evaluation_budget(parse(["ferry", "--time-limit", "60"])) is None
+    assert _evaluation_budget(parse(["ferry", "--time-limit", "60", "--max-evaluations", "5"])) == 5
