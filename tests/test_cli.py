@@ -163,7 +163,7 @@ def test_parse_runs_nothing_and_returns_the_configuration(tmp_path, monkeypatch)
     assert (args.dist, args.sigma, args.steps) == ("n", "fixed", 5)
     assert args.training_config().steps == 5
     plan = command_of("pddlgym_sl.plan").parse(["domains/ferry/domain.pddl", "p.pddl", "--search", "astar"])
-    assert (plan.search, plan.max_evaluations) == ("astar", 10_000)
+    assert (plan.search, plan.max_evaluations) == ("astar", None)  # unset: 10,000 without a time limit
     with pytest.raises(UsageError, match="--no-such-flag"):
         command_of("agents.evaluate").parse(["--no-such-flag"])
     assert list(tmp_path.iterdir()) == []
