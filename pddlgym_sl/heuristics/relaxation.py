@@ -87,12 +87,20 @@ def new_work(ut: UnaryTask) -> RelaxationWork:
 @njit(cache=CACHE, nogil=True, inline="always")
 def explore(words, ut, fdr, additive, w):
     """Relaxed exploration of state `words`; returns hadd (``additive``) or hmax, -1 for a dead
-    end. Leaves costs and best supporters in ``w.prop``.
+    end. Leaves costs and best supporters in ``w.prop``."""
+    n = state_props(words, fdr, w.props)
+    return explore_props(w.props, n, ut, additive, w)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def explore_props(props, n, ut, additive, w):
+    """`explore` from the true propositions ``props[:n]`` (a grounded state's, or a lifted state's
+    fact ids, `pddlgym_sl.lifted.relaxed`).
 
     Fast Downward's ``enqueue_if_necessary`` (improve a proposition and queue it) is written out
     at its three places: a numba call taking these arrays costs more than its body.
     """
-    ops, unary, prop, q, props = ut.ops, w.unary, w.prop, w.queue, w.props
+    ops, unary, prop, q = ut.ops, w.unary, w.prop, w.queue
     pre_of_ptr, pre_of_idx, is_goal, reset = ut.pre_of_ptr, ut.pre_of_idx, ut.is_goal, ut.reset
     n_unary = ops.shape[0]
     q_.clear(q)
@@ -108,7 +116,6 @@ def explore(words, ut, fdr, additive, w):
             prop[e, 0] = c
             prop[e, 1] = u
             q_.push(q, np.int64(c), np.int64(e))
-    n = state_props(words, fdr, props)
     for i in range(n):
         p = props[i]
         if prop[p, 0] > 0:

@@ -17,8 +17,8 @@ few thousand ground rules where the action has 1.1 million instances.
 The rules are grounded once per task over the reachable atoms (`reachability`), with the lifted
 join (`join`), into Fast Downward's unary-operator arrays (`pddlgym_sl.heuristics.relaxed_task.
 UnaryTask`: one operator per ground rule, base cost 1 for an effect's rule and 0 for an
-auxiliary one), and every evaluated state runs Fast Downward's exploration on them (`_explore`,
-the grounded kernel's steps from the state's fact ids; its adaptive queue) and, for hFF, its
+auxiliary one), and every evaluated state runs Fast Downward's exploration on them (the grounded
+kernel itself, `relaxation.explore_props`, from the state's fact ids; its adaptive queue) and, for hFF, its
 relaxed-plan extraction (`pddlgym_sl.heuristics.relaxation.relaxed_plan`). hmax and hadd equal
 those of the fully grounded relaxation (a minimum distributes over the sum, and the max, of
 independent terms); hFF counts each ground effect rule of the relaxed plan once, so an action
@@ -37,8 +37,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from pddlgym_sl.heuristics import queues as q_
-from pddlgym_sl.heuristics.relaxation import RelaxationWork, new_work, relaxed_plan
+from pddlgym_sl.heuristics.relaxation import RelaxationWork, explore_props, new_work, relaxed_plan
 from pddlgym_sl.heuristics.relaxed_task import BASE_COST, EFFECT, N_PRE, OPERATOR, UnaryTask
 from pddlgym_sl.lifted.heuristics import lifted_value
 from pddlgym_sl.lifted.join import OVERFLOW, build_views, enumerate_bindings
@@ -52,8 +51,6 @@ MAX_RULES = 5_000_000
 """Most ground rules of a relaxed program (`LiftedError` beyond)."""
 
 _JIT = {"cache": CACHE, "nogil": True}
-_MAX_COST = 100_000_000
-_UNSET = np.uint32(0xFFFFFFFF)
 _COST, _STATIC, _NEG_STATIC, _EQUAL, _NOT_EQUAL = range(5)
 _KINDS = ("hmax", "hadd", "hff")
 
@@ -327,73 +324,10 @@ def _unary_task(
     )
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
-def _explore(state, n, ut, additive, w):
-    """Fast Downward's relaxed exploration (`pddlgym_sl.heuristics.relaxation.explore`, step for
-    step) from a lifted state's fact ids ``state[:n]``; hadd (``additive``) or hmax, -1 for a dead
-    end. Leaves costs and best supporters in ``w.prop``."""
-    ops, unary, prop, q = ut.ops, w.unary, w.prop, w.queue
-    pre_of_ptr, pre_of_idx, is_goal, reset = ut.pre_of_ptr, ut.pre_of_idx, ut.is_goal, ut.reset
-    n_unary = ops.shape[0]
-    q_.clear(q)
-    for p in range(prop.shape[0]):
-        prop[p, 0] = _UNSET
-    for i in range(reset.shape[0]):
-        unary[i] = reset[i]
-    for i in range(ut.no_pre.shape[0]):
-        u = ut.no_pre[i]
-        c = ops[u, BASE_COST]
-        e = ops[u, EFFECT]
-        if prop[e, 0] > c:
-            prop[e, 0] = c
-            prop[e, 1] = u
-            q_.push(q, np.int64(c), np.int64(e))
-    for i in range(n):
-        p = state[i]
-        if prop[p, 0] > 0:
-            prop[p, 0] = 0
-            prop[p, 1] = _UNSET
-            q_.push(q, 0, np.int64(p))
-    unsolved = ut.goal.shape[0]
-    while not q_.is_empty(q):
-        distance, p = q_.pop(q)
-        c = np.int64(prop[p, 0])
-        if c < distance:
-            continue
-        if is_goal[p]:
-            unsolved -= 1
-            if unsolved == 0:
-                break
-        for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
-            u = pre_of_idx[k]
-            if additive:
-                uc = np.int64(unary[u]) + c
-                if uc > _MAX_COST:
-                    uc = _MAX_COST
-            else:
-                uc = max(np.int64(unary[u]), np.int64(ops[u, BASE_COST]) + c)
-            unary[u] = uc
-            left = unary[n_unary + u] - np.uint32(1)
-            unary[n_unary + u] = left
-            if left == 0:
-                e = ops[u, EFFECT]
-                if np.int64(prop[e, 0]) > uc:
-                    prop[e, 0] = uc
-                    prop[e, 1] = u
-                    q_.push(q, uc, np.int64(e))
-    total = 0
-    for g in ut.goal:
-        cg = prop[g, 0]
-        if cg == _UNSET:
-            return -1
-        total = min(total + np.int64(cg), _MAX_COST) if additive else max(total, np.int64(cg))
-    return total
-
-
 @njit(**_JIT)
 def relaxed_value(args, state, n):
     """hmax, hadd or hFF (``args.kind``) of the lifted state ``state[:n]``; inf for a dead end."""
-    h = _explore(state, n, args.ut, args.kind != 0, args.work)
+    h = explore_props(state, n, args.ut, args.kind != 0, args.work)  # FD's exploration, step for step
     if h < 0:
         return np.inf
     if args.kind != 2:
