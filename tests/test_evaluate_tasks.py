@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 import domains
-from agents.apps.evaluate import Args, evaluate
 from agents.apps.evaluate import main as evaluate_main
+from agents.evaluation import EvaluationConfig as Args
+from agents.evaluation import evaluate
 
 IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
+ROOT = Path(__file__).resolve().parents[1]
+IPC23_LT = [sys.executable, "-m", "experiments.ipc23_lt"]  # run from the checkout's root
 
 
 def _tasks(tmp_path: Path) -> Path:
@@ -75,13 +79,22 @@ def test_the_cli_on_ipc_test_tasks(tmp_path, capsys):
 
 
 def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
-    """``experiments/ipc23_lt.py --table-only`` reads the evaluations present (none here)."""
+    """``python -m experiments.ipc23_lt --table-only`` reads the evaluations present (none here)."""
     import subprocess
-    import sys
 
-    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
-    cmd = [sys.executable, str(script), "--table-only", "--domains", "ferry", "--runs", str(tmp_path)]
-    out = subprocess.run([*cmd, "--data", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.ipc23_lt",
+        "--table-only",
+        "--domains",
+        "ferry",
+        "--runs",
+        str(tmp_path),
+    ]
+    out = subprocess.run(
+        [*cmd, "--data", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert "| ferry | – | – | – | – | – | – | – | – |" in out.stdout
 
@@ -89,7 +102,6 @@ def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
 def test_the_ipc_table_totals_complete_columns(tmp_path):
     """A column's total row sums solved, tasks and time-outs when every domain has a result."""
     import subprocess
-    import sys
 
     def result(domain: str, config: str, statuses: list[str]) -> None:
         out = tmp_path / f"{domain}-{config}" / "eval" / "testing-easy"
@@ -102,10 +114,18 @@ def test_the_ipc_table_totals_complete_columns(tmp_path):
     result("ferry", "hff", ["solved", "solved", "evaluation_limit"])
     result("miconic", "hff", ["solved", "time_limit"])
     result("ferry", "wl-n", ["solved"])  # miconic's WL N is missing: no total
-    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
-    cmd = [sys.executable, str(script), "--table-only", "--domains", "ferry", "miconic", "--test-sets"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.ipc23_lt",
+        "--table-only",
+        "--domains",
+        "ferry",
+        "miconic",
+        "--test-sets",
+    ]
     cmd += ["testing-easy", "--configs", "hff", "wl-n", "--runs", str(tmp_path), "--data", str(tmp_path)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "| ferry | 2/3 | 1/1 |" in out.stdout and "| miconic | 1/2 (1t) | – |" in out.stdout
     assert "| **total** | 3/5 (1t) | – |" in out.stdout
@@ -117,7 +137,6 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
     records name (ferry hard p03 and p04: HUZAR and FD SMAC solved both, GOFAI and Muninn neither),
     the tasks no configuration grounded, and evaluations per second."""
     import subprocess
-    import sys
 
     out = tmp_path / "ferry-hff" / "eval" / "testing-hard"
     (out / "problems").mkdir(parents=True)
@@ -134,8 +153,16 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
     }
     for name, record in records.items():
         (out / "problems" / f"{name}.json").write_text(json.dumps({"problem": f"{name}.pddl", **record}))
-    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
-    cmd = [sys.executable, str(script), "--protocol", "ecai25", "--table-only", "--domains", "ferry"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.ipc23_lt",
+        "--protocol",
+        "ecai25",
+        "--table-only",
+        "--domains",
+        "ferry",
+    ]
     cmd += [
         "--configs",
         "hff",
@@ -146,7 +173,7 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
         "--data",
         str(tmp_path),
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "| ferry | hard | 2 | 1 | 2 | 0 | 2 | 0 |" in done.stdout
     assert "Tasks on which every configuration's run ended in grounding: 1 of 2." in done.stdout
