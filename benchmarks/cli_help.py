@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import subprocess
 import sys
 import time
@@ -43,13 +44,12 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (the best counts)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))  # the list the CLI tests check every command of
-    from tests.commands import COMMANDS
+    commands = runpy.run_path(str(ROOT / "tests" / "commands.py"))["COMMANDS"]  # the CLI tests' list
 
     reference = best_wall([sys.executable, "-c", "pass"], args.repeat)
     print(f"{'command':<36} {'seconds':>8} {'x python -c pass':>17}")
     print(f"{'python -c pass':<36} {reference:>8.2f} {1.0:>17.1f}")
-    for module in COMMANDS:
+    for module in commands:
         seconds = best_wall([sys.executable, "-m", module, "--help"], args.repeat)
         print(f"{module + ' --help':<36} {seconds:>8.2f} {seconds / reference:>17.1f}")
 
