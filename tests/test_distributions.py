@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from agents.distributions import Gaussian, TruncatedGaussian
+from agents.distributions.truncated import Gaussian, TruncatedGaussian
 
 INF = math.inf
 
@@ -450,9 +450,9 @@ def test_mean_far_below_lower_bound_in_tn_heuristic_setting() -> None:
 
 
 def test_tn_mean_kernel_matches_truncated_gaussian_mean():
-    """`agents.tn_mean.tn_mean` (search's compiled mean) equals ``TruncatedGaussian(...).mean``
+    """`agents.distributions.compiled.tn_mean` (search's compiled mean) equals ``TruncatedGaussian(...).mean``
     in every regime: nearly equal, one-sided (±1e5, ±inf) and central intervals, μ far outside."""
-    from agents.tn_mean import tn_mean
+    from agents.distributions.compiled import tn_mean
 
     rng = np.random.default_rng(0)
     n = 4000
@@ -477,7 +477,7 @@ def test_log_interval_probability_matches_mpmath(dtype: torch.dtype, rtol: float
     1e4 σ on either side of the interval, intervals from 1e-9 σ wide to half-infinite; relative
     error, absolute below 1), and its gradients finite everywhere (the interval-censored loss of
     satisficing plans' states)."""
-    from agents.distributions import log_interval_probability
+    from agents.distributions.interval import log_interval_probability
 
     mu, sigma, low, high = (torch.tensor([c[k] for c in extreme_cases()], dtype=dtype) for k in range(4))
     keep = low < high  # nearly equal bounds can collapse in float32
@@ -494,7 +494,7 @@ def test_log_interval_probability_matches_mpmath(dtype: torch.dtype, rtol: float
 
 
 def test_log_interval_probability_gradient_pulls_mu_into_the_interval() -> None:
-    from agents.distributions import log_interval_probability
+    from agents.distributions.interval import log_interval_probability
 
     mu = torch.tensor([-50.0, 3.0, 9.5, 400.0], dtype=torch.float64, requires_grad=True)
     log_interval_probability(mu, torch.ones(4, dtype=torch.float64), 2.9, 10.1).sum().backward()
