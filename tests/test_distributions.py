@@ -470,6 +470,29 @@ def test_tn_mean_kernel_matches_truncated_gaussian_mean():
     assert np.all(np.abs(got - ref) <= 1e-12 * scale)
 
 
+def test_tn_value_kernel_is_the_tn_heads_value():
+    """`agents.distributions.compiled.tn_value` (search's TN value, open bounds and all) equals the
+    torch head's `TruncatedGaussianHead.heuristic`, with the default upper bound and an explicit one."""
+    from agents.distributions.compiled import tn_value, tn_value_one
+    from agents.heads import make_head
+
+    rng = np.random.default_rng(1)
+    n = 500
+    raw = torch.tensor(np.stack([rng.normal(5, 20, n), rng.normal(0, 3, n)], -1))
+    lower = np.abs(rng.normal(5, 5, n))
+    head = make_head("tn", residual="none")
+    mu, sigma = (t.numpy() for t in head.mu_sigma(raw, None))
+    for upper in (None, lower + np.exp(rng.uniform(-3, 4, n))):
+        explicit = upper is not None
+        given = torch.tensor(upper) if explicit else None
+        want = head.heuristic(raw, torch.tensor(lower), None, given).numpy()
+        u = np.broadcast_to(upper if explicit else 1e5, n)
+        got = tn_value(mu, sigma, lower, u, explicit)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        one = [tn_value_one(mu[k], sigma[k], lower[k], u[k], explicit) for k in range(n)]
+        assert np.array_equal(np.array(one), got)
+
+
 # ----------------------------------------------------------------------------- interval likelihood
 @pytest.mark.parametrize(("dtype", "rtol"), [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 def test_log_interval_probability_matches_mpmath(dtype: torch.dtype, rtol: float) -> None:
