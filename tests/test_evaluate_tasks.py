@@ -18,7 +18,16 @@ from agents.evaluation import evaluate
 
 IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
 ROOT = Path(__file__).resolve().parents[1]
-IPC23_LT = [sys.executable, "-m", "experiments.ipc23_lt"]  # run from the checkout's root
+
+
+def _ipc_tables(*flags: str) -> str:
+    """What ``python -m experiments.ipc23_lt --table-only FLAGS`` prints (run from the checkout's root)."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "experiments.ipc23_lt", "--table-only", *flags]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def _tasks(tmp_path: Path) -> Path:
@@ -80,28 +89,12 @@ def test_the_cli_on_ipc_test_tasks(tmp_path, capsys):
 
 def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
     """``python -m experiments.ipc23_lt --table-only`` reads the evaluations present (none here)."""
-    import subprocess
-
-    cmd = [
-        sys.executable,
-        "-m",
-        "experiments.ipc23_lt",
-        "--table-only",
-        "--domains",
-        "ferry",
-        "--runs",
-        str(tmp_path),
-    ]
-    out = subprocess.run(
-        [*cmd, "--data", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    assert "| ferry | – | – | – | – | – | – | – | – |" in out.stdout
+    out = _ipc_tables("--domains", "ferry", "--runs", str(tmp_path), "--data", str(tmp_path))
+    assert "| ferry | – | – | – | – | – | – | – | – |" in out
 
 
 def test_the_ipc_table_totals_complete_columns(tmp_path):
     """A column's total row sums solved, tasks and time-outs when every domain has a result."""
-    import subprocess
 
     def result(domain: str, config: str, statuses: list[str]) -> None:
         out = tmp_path / f"{domain}-{config}" / "eval" / "testing-easy"
@@ -114,21 +107,10 @@ def test_the_ipc_table_totals_complete_columns(tmp_path):
     result("ferry", "hff", ["solved", "solved", "evaluation_limit"])
     result("miconic", "hff", ["solved", "time_limit"])
     result("ferry", "wl-n", ["solved"])  # miconic's WL N is missing: no total
-    cmd = [
-        sys.executable,
-        "-m",
-        "experiments.ipc23_lt",
-        "--table-only",
-        "--domains",
-        "ferry",
-        "miconic",
-        "--test-sets",
-    ]
-    cmd += ["testing-easy", "--configs", "hff", "wl-n", "--runs", str(tmp_path), "--data", str(tmp_path)]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert "| ferry | 2/3 | 1/1 |" in out.stdout and "| miconic | 1/2 (1t) | – |" in out.stdout
-    assert "| **total** | 3/5 (1t) | – |" in out.stdout
+    flags = ("--domains", "ferry", "miconic", "--test-sets", "testing-easy", "--configs", "hff", "wl-n")
+    out = _ipc_tables(*flags, "--runs", str(tmp_path), "--data", str(tmp_path))
+    assert "| ferry | 2/3 | 1/1 |" in out and "| miconic | 1/2 (1t) | – |" in out
+    assert "| **total** | 3/5 (1t) | – |" in out
 
 
 @pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
@@ -136,7 +118,6 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
     """``--protocol ecai25``: per set, the official planners' coverage on exactly the tasks our
     records name (ferry hard p03 and p04: HUZAR and FD SMAC solved both, GOFAI and Muninn neither),
     the tasks no configuration grounded, and evaluations per second."""
-    import subprocess
 
     out = tmp_path / "ferry-hff" / "eval" / "testing-hard"
     (out / "problems").mkdir(parents=True)
@@ -153,28 +134,8 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
     }
     for name, record in records.items():
         (out / "problems" / f"{name}.json").write_text(json.dumps({"problem": f"{name}.pddl", **record}))
-    cmd = [
-        sys.executable,
-        "-m",
-        "experiments.ipc23_lt",
-        "--protocol",
-        "ecai25",
-        "--table-only",
-        "--domains",
-        "ferry",
-    ]
-    cmd += [
-        "--configs",
-        "hff",
-        "--test-sets",
-        "testing-hard",
-        "--runs",
-        str(tmp_path),
-        "--data",
-        str(tmp_path),
-    ]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "| ferry | hard | 2 | 1 | 2 | 0 | 2 | 0 |" in done.stdout
-    assert "Tasks on which every configuration's run ended in grounding: 1 of 2." in done.stdout
-    assert "| ferry | 1,000 | 500 |" in done.stdout
+    flags = ("--protocol", "ecai25", "--domains", "ferry", "--configs", "hff", "--test-sets", "testing-hard")
+    done = _ipc_tables(*flags, "--runs", str(tmp_path), "--data", str(tmp_path))
+    assert "| ferry | hard | 2 | 1 | 2 | 0 | 2 | 0 |" in done
+    assert "Tasks on which every configuration's run ended in grounding: 1 of 2." in done
+    assert "| ferry | 1,000 | 500 |" in done
