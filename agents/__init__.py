@@ -5,8 +5,8 @@ The library (import from here):
 =======================  ==============================================================
 module                   what
 =======================  ==============================================================
-`distributions`          Gaussian and truncated Gaussian, numerically stable, differentiable
-`tn_mean`                the TN mean for search, compiled
+`distributions/`         all Gaussian / TN / interval maths: constants, stable torch
+                         distributions, interval probabilities, the compiled TN mean for search
 `heads`                  N / TN heads: raw model outputs + symbolic bounds -> h* distribution
 `models/`                the model registry (`MODELS`) and the models: NLM, STRIPS-HGN, linear
 `inputs`, `sampler`      what input builders implement; size-bucketed training batches

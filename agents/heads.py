@@ -67,7 +67,7 @@ Its loss is the interval-censored negative log-likelihood, with the ends opened 
 
 * N: ``−log P(l − 0.1 ≤ X ≤ u + 0.1)``, ``X ~ N(μ, σ)``, i.e. ``−log(Φ(b) − Φ(a))`` with
   ``a = (l − 0.1 − μ)/σ``, ``b = (u + 0.1 − μ)/σ``, computed stably in the tails
-  (`agents.distributions.log_interval_probability`);
+  (`agents.distributions.interval.log_interval_probability`);
 * TN: the same probability under ``TN(μ, σ, l − 0.1, U)`` (U the head's upper end):
   ``−log(P_N(l − 0.1 ≤ X ≤ u + 0.1) / P_N(l − 0.1 ≤ X ≤ U))``;
 * cat: ``−log Σ_{l ≤ c ≤ u} p_c`` (costs above ``H`` count as ``H``).
@@ -100,18 +100,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from agents.distributions import (
-    FIXED_SIGMA,
-    OPEN_BOUND_EPS,
-    SIGMA_MIN,
-    SIGMA_RANGE,
-    Gaussian,
-    TruncatedGaussian,
-    log_interval_probability,
-)
+from agents.distributions.constants import FIXED_SIGMA, HALF_LOG_2PI, OPEN_BOUND_EPS, SIGMA_MIN, SIGMA_RANGE
+from agents.distributions.interval import log_interval_probability, normal_bucket, truncated_normal_bucket
+from agents.distributions.truncated import Gaussian, TruncatedGaussian
 from agents.errors import AgentError
 from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS, UPPER_DEFAULTS, UPPERS
-from agents.unit_bucket import normal_bucket, truncated_normal_bucket
 
 __all__ = [
     "BOUNDS",
@@ -215,19 +208,24 @@ class Head:
         return hash(tuple(self.config.items()))
 
     # ------------------------------------------------------------------ parameters
-    def mu_sigma(self, raw: Tensor, residual_base: Tensor | None) -> tuple[Tensor, Tensor]:
-        """``μ = raw[..., 0] (+ h)`` and ``σ`` (learned: ``0.1 + 10 sigmoid(raw[..., 1])``; fixed: 1/√2)."""
+    def _raw_mu(self, raw: Tensor | np.ndarray, residual_base: Any) -> Any:
+        """``raw[..., 0] (+ h)`` of a tensor (``h`` cast to its dtype and device) or of a numpy array;
+        `AgentError` for a wrong number of outputs or a missing base."""
         if raw.shape[-1] != self.n_outputs:
             raise AgentError(
                 f"raw must have {self.n_outputs} outputs in its last dim, got shape {tuple(raw.shape)}"
             )
-        mu = raw[..., 0]
-        if self.residual != "none":
-            if residual_base is None:
-                raise AgentError(
-                    f"residual={self.residual!r} needs residual_base (the {self.residual} values)"
-                )
-            mu = mu + self._like(residual_base, raw)
+        if self.residual == "none":
+            return raw[..., 0]
+        if residual_base is None:
+            raise AgentError(f"residual={self.residual!r} needs residual_base (the {self.residual} values)")
+        if isinstance(raw, Tensor):
+            residual_base = self._like(residual_base, raw)
+        return raw[..., 0] + residual_base
+
+    def mu_sigma(self, raw: Tensor, residual_base: Tensor | None) -> tuple[Tensor, Tensor]:
+        """``μ = raw[..., 0] (+ h)`` and ``σ`` (learned: ``0.1 + 10 sigmoid(raw[..., 1])``; fixed: 1/√2)."""
+        mu = self._raw_mu(raw, residual_base)
         if self.sigma == "learn":
             sigma = SIGMA_MIN + SIGMA_RANGE * torch.sigmoid(raw[..., 1])
         else:
@@ -321,7 +319,7 @@ class Head:
         mu, sigma = self.mu_sigma(raw, residual_base)
         h = float(max_cost)
         spread = (mu.detach() - h / 2).square() + ((h + 1) ** 2 - 1) / 12
-        return torch.log(sigma) + 0.5 * math.log(2 * math.pi) + spread / (2 * sigma.square())
+        return torch.log(sigma) + HALF_LOG_2PI + spread / (2 * sigma.square())
 
     def confidence(
         self,
@@ -465,34 +463,23 @@ class TruncatedGaussianHead(Head):
         clip: bool = False,
         upper: np.ndarray | None = None,
     ) -> np.ndarray:
-        """`heuristic` for search: ``E[x]`` by the compiled `agents.tn_mean.tn_mean` (the same
-        formula, in float64 from ``raw``'s values): the torch `TruncatedGaussian` costs about a
-        millisecond per call on the few states of one search expansion."""
-        from agents.tn_mean import learned_sigma, tn_mean
+        """`heuristic` for search: ``E[x]`` by the compiled `agents.distributions.compiled.tn_value`
+        (the same formula, in float64 from ``raw``'s values): the torch `TruncatedGaussian` costs
+        about a millisecond per call on the few states of one search expansion."""
+        from agents.distributions.compiled import learned_sigma, tn_value
 
-        # `mu_sigma` and `upper_bound` restated in numpy: their torch ops on a handful of values cost
-        # more than the kernel below (about 30 µs per search expansion)
+        # `mu_sigma` and `upper_bound` in numpy: their torch ops on a handful of values cost more
+        # than the kernel below (about 30 µs per search expansion)
         out = raw.detach().cpu().double().numpy()
-        if out.shape[-1] != self.n_outputs:
-            raise AgentError(f"raw must have {self.n_outputs} outputs in its last dim, got shape {out.shape}")
-        mu = out[..., 0]
-        if self.residual != "none":
-            if residual_base is None:
-                raise AgentError(
-                    f"residual={self.residual!r} needs residual_base (the {self.residual} values)"
-                )
-            mu = mu + residual_base
+        mu = self._raw_mu(out, residual_base)
         if self.sigma == "learn":
             sigma = learned_sigma(out[..., 1])  # SIGMA_MIN + SIGMA_RANGE sigmoid, by the compiled exp
         else:
             sigma = np.full_like(mu, FIXED_SIGMA)
         lower = np.asarray(lower, dtype=np.float64)
-        if upper is None:
-            mean = tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, UPPER_DEFAULTS[self.upper])
-            upper = UPPER_DEFAULTS[self.upper]
-        else:
-            upper = np.asarray(upper, dtype=np.float64)
-            mean = np.minimum(tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, upper + OPEN_BOUND_EPS), upper)
+        explicit = upper is not None
+        upper = np.asarray(upper, dtype=np.float64) if explicit else UPPER_DEFAULTS[self.upper]
+        mean = tn_value(mu, sigma, lower, upper, explicit)
         return np.minimum(np.maximum(mean, lower), upper) if clip else mean
 
 
@@ -538,11 +525,15 @@ class CategoricalHead(Head):
                 f"got shape {tuple(raw.shape)}"
             )
 
+    def _costs(self, like: Tensor) -> Tensor:
+        """The costs ``0..H`` in `like`'s dtype and device."""
+        return torch.arange(self.n_outputs, dtype=like.dtype, device=like.device)
+
     def mu_sigma(self, raw: Tensor, residual_base: Tensor | None) -> tuple[Tensor, Tensor]:
         """Mean and standard deviation of the predicted cost distribution."""
         self._check_raw(raw)
         p = torch.softmax(raw, dim=-1)
-        costs = torch.arange(self.n_outputs, dtype=p.dtype, device=p.device)
+        costs = self._costs(p)
         mean = (p * costs).sum(-1)
         var = (p * (costs - mean.unsqueeze(-1)).square()).sum(-1)
         return mean, var.clamp(min=0).sqrt()
@@ -582,7 +573,7 @@ class CategoricalHead(Head):
     ) -> Tensor:
         """``−log Σ_{l ≤ c ≤ u} p_c`` over this head's costs (costs above ``H`` count as ``H``)."""
         self._check_raw(raw)
-        costs = torch.arange(self.n_outputs, dtype=raw.dtype, device=raw.device)
+        costs = self._costs(raw)
         lo = self._like(lower, raw).unsqueeze(-1)
         hi = self._like(interval_upper, raw).clamp(max=self.max_cost).unsqueeze(-1)
         inside = (costs >= lo - 0.5) & (costs <= hi + 0.5)
@@ -615,7 +606,7 @@ class CategoricalHead(Head):
         if value is None:
             value = self.heuristic(raw, lower, residual_base, upper, clip=clip)
         p = torch.softmax(raw, dim=-1)
-        costs = torch.arange(self.n_outputs, dtype=raw.dtype, device=raw.device)
+        costs = self._costs(raw)
         inside = (costs - self._like(value, raw).unsqueeze(-1)).abs() <= 0.5
         return (p * inside).sum(-1)
 

@@ -25,6 +25,7 @@ import math
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
+from agents.distributions.constants import MISSING_BOUND
 from agents.errors import AgentError
 from pddlgym_sl.data.labels import BOUND_NAMES, INFORMATIVE_NAMES
 
@@ -133,10 +134,9 @@ BOUNDS = BOUND_NAMES
 """Lower bounds: the admissible heuristics of `pddlgym_sl.heuristics.HEURISTICS` (lmcut, hmax, blind)."""
 RESIDUALS = ("none", INFORMATIVE_NAMES[0], BOUND_NAMES[0])
 """No residual, or one over the most informative heuristic of either kind (hff, lmcut)."""
-MISSING_BOUND = 1e5
-"""The paper's upper bound where none is known (appendix B.2)."""
 UPPER_DEFAULTS = {"none": MISSING_BOUND, "inf": math.inf, "plan": MISSING_BOUND}
-"""Per ``--upper`` option, the u of a state whose caller passes none (``plan`` reads u from the data)."""
+"""Per ``--upper`` option, the u of a state whose caller passes none (``plan`` reads u from the data;
+`MISSING_BOUND`, 1e5, is the paper's where none is known, `agents.distributions.constants`)."""
 UPPERS = tuple(UPPER_DEFAULTS)
 WL_PRUNING = ("none", "a-m", "i-g", "i-m", "i-f", "i-mf")
 """``--wl-pruning``: wlplan 2.1.0's colour pruning options (``get_available_pruning_methods``)."""

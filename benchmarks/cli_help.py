@@ -13,30 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = (
-    "agents.supervised",
-    "agents.evaluate",
-    "agents.report",
-    "agents.sweep",
-    "agents.rl",
-    "agents.anytime_curves",
-    "agents.rl_value",
-    "agents.rl_value_curves",
-    "agents.apps.presets",
-    "pddlgym_sl.plan",
-    "pddlgym_sl.heuristics",
-    "pddlgym_sl.data.generate",
-    "pddlgym_sl.data.upper",
-    "pddlgym_sl.data.sampling",
-    "pddlgym_sl.data.summary",
-    "domains.generate",
-)
 
 
 def best_wall(argv: list[str], repeat: int) -> float:
@@ -61,10 +44,12 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (the best counts)")
     args = parser.parse_args()
+    commands = runpy.run_path(str(ROOT / "tests" / "commands.py"))["COMMANDS"]  # the CLI tests' list
+
     reference = best_wall([sys.executable, "-c", "pass"], args.repeat)
     print(f"{'command':<36} {'seconds':>8} {'x python -c pass':>17}")
     print(f"{'python -c pass':<36} {reference:>8.2f} {1.0:>17.1f}")
-    for module in COMMANDS:
+    for module in commands:
         seconds = best_wall([sys.executable, "-m", module, "--help"], args.repeat)
         print(f"{module + ' --help':<36} {seconds:>8.2f} {seconds / reference:>17.1f}")
 

@@ -11,7 +11,8 @@
 # slow ones (LM-cut alone evaluates about 200 states/s at 100 objects on a CPU core, and the row
 # times it alone too, after the kernels' first compile): 250 evaluations per search there.
 # The runs: any trained NLM runs, e.g. the paper experiment's kept ones
-# (experiments/results/paper-v2/runs/{ferry,gripper}__nlm__tn__learn__hff__s0); the packages the
+# (runs/{ferry,gripper}__nlm__tn__learn__hff__s0 of `python -m experiments.results_store
+# experiments/results/paper-v2 --into .`); the packages the
 # device image lacks: benchmarks/cuda_wheels.sh. Each step has its own time limit, so that one that hangs leaves the rest their time; the log
 # goes to OUT_DIR/cuda_check.log (default: the current directory).
 set -u

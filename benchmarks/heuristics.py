@@ -37,6 +37,7 @@ from pyperplan_reference import pyperplan_task
 
 import domains
 from pddlgym_sl import CompiledTask, State, load_task
+from pddlgym_sl.data.sampling import random_walk
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.heuristics import HEURISTICS, make_heuristic
 
@@ -58,16 +59,7 @@ PYPERPLAN = {
 def random_walk_states(task: CompiledTask, n: int, max_length: int, seed: int) -> list[State]:
     """`n` states, each the end of a random walk of uniform length in [0, max_length]."""
     rng = np.random.default_rng(seed)
-    states = []
-    for _ in range(n):
-        state = task.init
-        for _ in range(int(rng.integers(0, max_length + 1))):
-            successors = task.successors(state)
-            if not successors:
-                break
-            state = successors[int(rng.integers(len(successors)))][1]
-        states.append(state)
-    return states
+    return [random_walk(task, task.init, int(rng.integers(0, max_length + 1)), rng) for _ in range(n)]
 
 
 def breadth_first_states(task: CompiledTask, n: int) -> list[State]:

@@ -1,10 +1,12 @@
 """Benchmark: what the bound at search costs a trained WL TN model, for each ``--search-bound``.
 
-    python benchmarks/search_bounds.py [--runs experiments/results/ipc-ecai25/runs] [--config wl-tn-ecai]
+    python benchmarks/search_bounds.py [--runs runs/ipc-ecai25] [--config wl-tn-ecai]
                                        [--domains blocksworld ...] [--sets testing-easy testing-medium]
                                        [--tasks 3] [--seconds 10]
 
-For each domain, the trained run ``<runs>/<domain>-<config>`` (a ``--model wl`` run with a TN head
+For each domain, the trained run ``<runs>/<domain>-<config>`` (``runs/ipc-ecai25``: the IPC
+experiment's runs, which every ``python -m experiments.ipc23_lt --protocol ecai25`` restores from
+its store first; a ``--model wl`` run with a TN head
 and the LM-cut bound: the IPC experiment's WL TN, or its rank+TN) searches ``--tasks`` tasks spread
 over each test set with GBFS under each search bound of `agents.registries.SEARCH_BOUNDS`
 (`agents.models.wl.compiled.heuristic`: ``trained`` the LM-cut bound on every evaluated state,
@@ -37,7 +39,7 @@ DOMAINS = ("blocksworld", "childsnack", "ferry", "floortile", "miconic", "rovers
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=Path, default=ROOT / "experiments/results/ipc-ecai25/runs")
+    parser.add_argument("--runs", type=Path, default=ROOT / "runs/ipc-ecai25")
     parser.add_argument("--config", default="wl-tn-ecai", help="the runs' configuration name")
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
     parser.add_argument("--sets", nargs="+", default=["testing-easy", "testing-medium"])

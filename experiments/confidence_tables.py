@@ -1,6 +1,6 @@
 """The confidence experiment of docs/confidence.md (Heller et al., SoCS 2022): train, plan, tabulate.
 
-    python experiments/confidence_tables.py [--settings relational nfd] [--domains ferry gripper]
+    python -m experiments.confidence_tables [--settings relational nfd] [--domains ferry gripper]
         [--dists cat tn] [--steps 800] [--batch-size 64] [--problems 18] [--jobs 2] [--table-only]
 
 Two data settings, each on the paper domains of ``--domains``:
@@ -21,6 +21,14 @@ P80), every heuristic with dual-queue A40 (Table 3), by ``python -m agents.evalu
 tables and the reliability diagram. Every command is a subprocess (``--jobs`` at a time, one
 thread each), so what it does is what those commands do; finished steps are skipped on a rerun.
 Ctrl-C or SIGTERM stops every command at once with one line, and none outlives the script.
+
+What is finished is also kept in ``--store`` (default ``experiments/results/confidence``, tracked by
+git; `experiments.results_store`), one part per setting (``<store>/<setting>``: its finished runs
+with their evaluations, and the nfd setting's labels): saved after every step, restored into
+``--runs`` and ``--nfd-data`` before the first, so that a fresh checkout resumes instead of training
+again. ``--no-store`` leaves it alone. ``--table-only`` alone reports what the store holds (its
+packs extracted to a temporary folder, the report written under it and printed); with ``--runs DIR``
+it reports DIR into ``--out``.
 """
 
 from __future__ import annotations
@@ -29,8 +37,10 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+from experiments import results_store
 from pddlgym_sl.parallel import Backend, Unit, child_env, interrupted, run_command, run_units, stop_on_signals
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,7 +140,8 @@ def pool(jobs: list, workers: int) -> None:
         raise next(f for f in failures if f)
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (what ``--help`` shows; the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--settings", nargs="+", default=["relational", "nfd"], choices=MODELS)
     parser.add_argument("--domains", nargs="+", default=["ferry", "gripper"], choices=sorted(NFD_TASKS))
@@ -144,10 +155,21 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="commands run at once (one thread each)")
     parser.add_argument("--data", type=Path, default=Path("data"))
     parser.add_argument("--nfd-data", type=Path, default=Path("data/nfd"))
-    parser.add_argument("--runs", type=Path, default=Path("runs/confidence"))
+    parser.add_argument("--runs", type=Path, help="default: runs/confidence")
     parser.add_argument("--out", type=Path, default=Path("docs/figures/confidence"))
     parser.add_argument("--table-only", action="store_true", help="only the report of what is done")
+    parser.add_argument("--store", type=Path, default=Path("experiments/results/confidence"))
+    parser.add_argument("--no-store", action="store_true", help="neither restore from nor save to --store")
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     args = parser.parse_args()
+    if args.table_only and args.runs is None and not args.no_store:
+        report_store(args)
+        return
+    args.runs = args.runs or Path("runs/confidence")
     try:
         with stop_on_signals():
             experiment(args)
@@ -155,26 +177,63 @@ def main() -> None:
         interrupted(exc, f"finished trainings and evaluations are kept under {args.runs}", now=True)
 
 
+def _store_parts(args: argparse.Namespace) -> dict[str, dict[str, Path | None]]:
+    """Per setting, the store's part and what it keeps: the setting's runs, and the nfd labels."""
+    return {s: {"data": args.nfd_data if s == "nfd" else None, "out": args.runs / s} for s in MODELS}
+
+
+def save_store(args: argparse.Namespace) -> None:
+    if not args.no_store:
+        for setting, roots in _store_parts(args).items():
+            results_store.save(args.store / setting, **roots)
+
+
 def experiment(args: argparse.Namespace) -> None:
-    args.data, args.nfd_data, args.runs, args.out = (
-        p if p.is_absolute() else ROOT / p for p in (args.data, args.nfd_data, args.runs, args.out)
+    args.data, args.nfd_data, args.runs, args.out, args.store = (
+        p if p.is_absolute() else ROOT / p
+        for p in (args.data, args.nfd_data, args.runs, args.out, args.store)
     )
     cells = [(s, d, h) for s in args.settings for d in args.domains for h in args.dists]
     if not args.table_only:
-        if "nfd" in args.settings:
-            pool([lambda d=d: sample_nfd(d, args) for d in args.domains], args.jobs)
-        # the slowest trainings (90% noise) first, so that two workers finish together
-        variants = sorted(VARIANTS, key=lambda v: -float(VARIANTS[v][1]) if VARIANTS[v] else 0.0)
-        pool([lambda c=c, v=v: train(*c, v, args) for v in variants for c in cells], args.jobs)
-        searches = [(c, "W50", config) for c in cells for config in TABLE2]
-        searches += [(c, v, TABLE3) for c in cells for v in VARIANTS if v != "W50"]
-        pool([lambda c=c, v=v, k=k: evaluate(*c, v, k, args) for c, v, k in searches], args.jobs)
-    run(["agents.report", str(args.runs), "--confidence", "--out", str(args.out)])
+        if not args.no_store:
+            restored = sum(results_store.restore(args.store / s, **r) for s, r in _store_parts(args).items())
+            print(f"restored {restored} finished files from {args.store}", flush=True)
+        try:
+            if "nfd" in args.settings:
+                pool([lambda d=d: sample_nfd(d, args) for d in args.domains], args.jobs)
+            save_store(args)
+            # the slowest trainings (90% noise) first, so that two workers finish together
+            variants = sorted(VARIANTS, key=lambda v: -float(VARIANTS[v][1]) if VARIANTS[v] else 0.0)
+            pool([lambda c=c, v=v: train(*c, v, args) for v in variants for c in cells], args.jobs)
+            save_store(args)
+            searches = [(c, "W50", config) for c in cells for config in TABLE2]
+            searches += [(c, v, TABLE3) for c in cells for v in VARIANTS if v != "W50"]
+            pool([lambda c=c, v=v, k=k: evaluate(*c, v, k, args) for c, v, k in searches], args.jobs)
+        finally:
+            save_store(args)
+    report(args.runs, args.out)
+
+
+def report_store(args: argparse.Namespace) -> None:
+    """``--table-only`` alone: the report of the tracked store (extracted to a temporary folder)."""
+    store = args.store if args.store.is_absolute() else ROOT / args.store
+    if not any(store.glob("*/runs/*.jsonl")):
+        sys.exit(f"{store} holds no finished run yet: run python -m experiments.confidence_tables first")
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = Path(tmp) / "runs"
+        for setting in MODELS:
+            results_store.restore(store / setting, out=runs / setting)
+        report(runs, Path(tmp) / "report")
+
+
+def report(runs: Path, out: Path) -> None:
+    """``agents.report --confidence`` on `runs` into `out`, its three tables printed."""
+    run(["agents.report", str(runs), "--confidence", "--out", str(out)])
     for name in ("confidence_table1.md", "confidence_table2.md", "confidence_table3.md"):
-        path = args.out / name
+        path = out / name
         if path.is_file():
             print(path.read_text())
-    print(json.dumps({"runs": str(args.runs), "report": str(args.out)}))
+    print(json.dumps({"runs": str(runs), "report": str(out)}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The IPC 2023 Learning Track experiment of docs/ipc23.md: train, plan, tabulate (resumable).
 
-    python experiments/ipc23_lt.py [--protocol paper|ecai25] [--domains ferry miconic ...]
+    python -m experiments.ipc23_lt [--protocol paper|ecai25] [--domains ferry miconic ...]
                                    [--configs hff wl-n wl-tn wl-rank ...] [--sample K] [--table-only]
 
 Per domain, with the labels of ``python -m pddlgym_sl.data.generate --problems
@@ -31,8 +31,8 @@ by git; `results_store`): the labels, every trained run (with its best weights) 
 task, copied there after each step and back into ``--data`` and ``--runs`` before the first, so a
 fresh checkout resumes instead of training and planning again (the 5-minute trainings are not
 reproducible to the step: they stop on the wall clock). ``--no-store`` leaves it alone;
-``--table-only --runs experiments/results/ipc-ecai25/runs --data experiments/results/ipc-ecai25/data``
-tabulates what the store holds.
+``--table-only`` alone tabulates what the store holds (its packs, extracted to a temporary folder);
+with ``--runs DIR`` it tabulates DIR.
 
 Every command runs as a subprocess, so what it does is what those commands do. Ctrl-C or SIGTERM
 stops the running command at once with one line, and no command outlives the script.
@@ -47,14 +47,21 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import results_store
-from ipc23_field import TASKS_PER_DOMAIN, WL_GOOSE_ECAI25, WL_GOOSE_ECAI25_BEST_TOTAL, official_coverage
-
+from agents.evaluation.records import evaluation_records
+from experiments import results_store
+from experiments.ipc23_field import (
+    TASKS_PER_DOMAIN,
+    WL_GOOSE_ECAI25,
+    WL_GOOSE_ECAI25_BEST_TOTAL,
+    official_coverage,
+)
 from pddlgym_sl.data.generate import given_domain_file
 from pddlgym_sl.envs.problems import resolve_problems
+from pddlgym_sl.io import atomic_write_json
 from pddlgym_sl.parallel import interrupted, run_command, stop_on_signals
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,6 +190,8 @@ instead of E[x] (``--rank-on mu``: the value of the TN searched without its boun
 at a tenth of the ranking loss's weight (``--nll-weight 0.1``: at 1 the NLL took the ranking's
 place on childsnack, where μ then needed up to 2.6M evaluations on an easy task that the ranking
 loss alone solves in 10,128: docs/ipc23.md)."""
+DEFAULT_CONFIGS = ("hff", "wl-n", "wl-tn", "wl-rank")
+"""``--configs`` when none are given (and no store is tabulated)."""
 LABELS = {name: config.label for name, config in CONFIGS.items()}
 
 
@@ -313,10 +322,7 @@ def evaluate(domain: str, config: str, test_set: str, args) -> None:
 
 def records(domain: str, config: str, test_set: str, args) -> list[dict] | None:
     """The per-task results of a finished evaluation, else None."""
-    path = out_dir(domain, config, test_set, args) / "summary.json"
-    if not path.is_file():
-        return None
-    return [json.loads(p.read_text()) for p in sorted(path.parent.glob("problems/*.json"))]
+    return evaluation_records(out_dir(domain, config, test_set, args))
 
 
 def coverage(domain: str, config: str, test_set: str, args) -> tuple[int, int, int] | None:
@@ -550,13 +556,14 @@ def _lifted_table(args, found: dict[tuple[str, str, str], list[dict] | None]) ->
     return lines
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (what ``--help`` shows; the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
-    parser.add_argument("--protocol", choices=PROTOCOLS, default="paper", help="limits and test sets")
-    parser.add_argument("--configs", nargs="+", default=["hff", "wl-n", "wl-tn", "wl-rank"], choices=CONFIGS)
+    parser.add_argument("--protocol", choices=PROTOCOLS, help="limits and test sets (default: paper)")
+    parser.add_argument("--configs", nargs="+", choices=CONFIGS, help=f"default: {' '.join(DEFAULT_CONFIGS)}")
     parser.add_argument("--test-sets", nargs="+", choices=TEST_SETS, help="default: the protocol's")
-    parser.add_argument("--sample", type=int, default=1, help="plan on an even spread of one task in K")
+    parser.add_argument("--sample", type=int, help="plan on an even spread of one task in K (default: 1)")
     parser.add_argument(
         "--grounding",
         choices=("auto", "ground", "lifted"),
@@ -573,8 +580,17 @@ def main() -> None:
     parser.add_argument("--table-only", action="store_true", help="print the tables of what is done")
     parser.add_argument("--store", type=Path, help="tracked folder of what is finished (module docstring)")
     parser.add_argument("--no-store", action="store_true", help="neither restore from nor save to --store")
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     args = parser.parse_args()
-    args.protocol = PROTOCOLS[args.protocol]
+    if args.table_only and args.runs is None and not args.no_store:  # the tracked store's results
+        tabulate_stores(args)
+        return
+    args.protocol = PROTOCOLS[args.protocol or "paper"]
+    args.configs, args.sample = args.configs or list(DEFAULT_CONFIGS), args.sample or 1
     args.test_sets = args.test_sets or list(args.protocol.test_sets)
     args.runs = args.runs or Path(args.protocol.runs)
     args.store = args.store or Path("experiments/results") / Path(args.protocol.runs).name
@@ -588,6 +604,7 @@ def main() -> None:
         if keep:
             restored = results_store.restore(args.store, data=args.data, out=args.runs)
             print(f"restored {restored} finished files from {args.store}", flush=True)
+            describe_store(args)
         try:
             with stop_on_signals():
                 for test_set in args.test_sets:  # every domain's easy tasks before any medium one
@@ -601,6 +618,51 @@ def main() -> None:
         except KeyboardInterrupt as exc:  # the running command is stopped already
             kept = f"finished labels, trainings and evaluations are kept under {args.data} and {args.runs}"
             interrupted(exc, kept + (f", and in {args.store}" if keep else ""), now=True)
+    print_tables(args)
+
+
+STORE_DESCRIPTION = "experiment.json"
+"""A store's own record of how its results were made (protocol, sample), read by ``--table-only``."""
+
+
+def describe_store(args: argparse.Namespace) -> None:
+    """Write the store's protocol and sample (``--table-only`` tabulates the store with them)."""
+    name = next(k for k, v in PROTOCOLS.items() if v == args.protocol)
+    description = {"protocol": name, "sample": args.sample}
+    path = args.store / STORE_DESCRIPTION
+    if not path.is_file() or json.loads(path.read_text()) != description:
+        atomic_write_json(path, description)
+
+
+def tabulate_stores(args: argparse.Namespace) -> None:
+    """``--table-only`` without ``--runs``: the tables of each tracked store (``--store``, or every
+    protocol's that exists), with the protocol and sample it records and, unless ``--configs``, the
+    configurations it holds; the store's packs are extracted to a temporary folder for them."""
+    names = [args.protocol] if args.protocol else list(PROTOCOLS)
+    stores = {n: args.store or Path("experiments/results") / Path(PROTOCOLS[n].runs).name for n in names}
+    stores = {n: ROOT / p if not p.is_absolute() else p for n, p in stores.items()}
+    described = {n: p for n, p in stores.items() if (p / STORE_DESCRIPTION).is_file()}
+    if not described:
+        sys.exit(f"no tracked store with a {STORE_DESCRIPTION} at {', '.join(map(str, stores.values()))}")
+    for name, store in described.items():
+        description = json.loads((store / STORE_DESCRIPTION).read_text())
+        if description["protocol"] != name:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            root = results_store.extract(store, Path(tmp))
+            held = {p.name.split("-", 1)[1] for p in (root / "runs").iterdir() if "-" in p.name}
+            table = argparse.Namespace(**vars(args))
+            table.protocol, table.sample = PROTOCOLS[name], args.sample or description["sample"]
+            table.configs = args.configs or [c for c in CONFIGS if c in held]
+            table.test_sets = args.test_sets or list(table.protocol.test_sets)
+            table.data, table.runs, table.store = root / "data", root / "runs", store
+            print(f"# {store.relative_to(ROOT) if store.is_relative_to(ROOT) else store}: protocol {name}, "
+                  f"sample {table.sample}")  # fmt: skip
+            print_tables(table)
+
+
+def print_tables(args: argparse.Namespace) -> None:
+    """The coverage and training tables of what `args.runs` holds (and the field's beside them)."""
     print(tables(args))
     if args.protocol.covers_grounding:
         print()

@@ -1,6 +1,6 @@
 """Our Tables 1-2 beside the paper's, cell by cell (the README's and docs/paper.md's comparison).
 
-    python experiments/paper_compare.py [REPORT] [--published experiments/paper_published.csv]
+    python -m experiments.paper_compare [REPORT] [--published experiments/paper_published.csv]
         [--domains ...] [--models nlm hgn linear] [--out FILE] [--into PAGE]
 
 ``REPORT`` is an `agents.report` output folder (default: the paper experiment's store,
@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: the checkout's root
-    sys.path.insert(0, str(ROOT))
+from experiments.paper_tables import CELLS, DOMAINS
+from pddlgym_sl.io import atomic_write_text
 
-from experiments.paper_tables import CELLS, DOMAINS  # noqa: E402
-from pddlgym_sl.io import atomic_write_text  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PUBLISHED = ROOT / "experiments" / "paper_published.csv"
 MODELS = {"nlm": "NLM", "hgn": "STRIPS-HGN", "linear": "linear regression"}
@@ -170,7 +167,8 @@ def into(document: Path, text: str) -> None:
     atomic_write_text(document, f"{head}{BEGIN}\n{text.strip()}\n{END}{rest.split(END, 1)[1]}")
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (what ``--help`` shows; the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("report", nargs="?", type=Path, default=ROOT / "experiments/results/paper-v2/report")
     parser.add_argument("--published", type=Path, default=PUBLISHED)
@@ -178,6 +176,11 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--out", type=Path, help="write the markdown here (default: print it)")
     parser.add_argument("--into", type=Path, help=f"replace the block between {BEGIN} and {END} in this page")
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     args = parser.parse_args()
     text = compare(args.report, args.published, args.domains, args.models)
     if args.into is not None:

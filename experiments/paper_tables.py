@@ -1,8 +1,8 @@
 """The paper's Tables 1-2 at scale (docs/paper.md): labels, the main cells' trainings and plans, report.
 
-    python experiments/paper_tables.py [--domains ...] [--models linear nlm hgn] [--jobs 2]
+    python -m experiments.paper_tables [--domains ...] [--models linear nlm hgn] [--jobs 2]
         [--backend local|ray] [--address ADDR] [--labels-only] [--dry-run]
-    python experiments/paper_tables.py --table-only --csv      # the store's cells, trains nothing
+    python -m experiments.paper_tables --table-only            # the store's cells as CSV, trains nothing
 
 Three stages, each a sequence of our own commands (so what it does is what they do), each
 resuming where it stopped; a rerun of this script skips what is finished:
@@ -17,7 +17,7 @@ resuming where it stopped; a rerun of this script skips what is finished:
    `BUDGETS`; each run plans on all 100 ``plan`` problems (10,000 evaluations each), beside the
    hFF baseline on the same problems.
 3. **report**: ``python -m agents.report OUT --out OUT/report --nll`` (Tables 1 and 2 as markdown
-   and CSV, with the test NLL), then ``python experiments/paper_compare.py OUT/report --out
+   and CSV, with the test NLL), then ``python -m experiments.paper_compare OUT/report --out
    OUT/report/beside_paper.md`` (ours beside the paper's published numbers, cell by cell).
 
 What is finished is also kept in ``--store`` (default ``experiments/results/paper-v2``, tracked by
@@ -25,7 +25,8 @@ git; `experiments.results_store`): copied there after every step, and copied bac
 and ``--out`` before the first, so that a fresh checkout of a commit that holds the store resumes
 the experiment instead of starting it again. ``--no-store`` leaves it alone.
 
-``--table-only --csv`` reads the store's runs (``<store>/runs``) and prints one CSV row per model,
+``--table-only`` (``--csv`` says the same) reads the store's runs (its packs ``<store>/runs/*.jsonl``)
+and prints one CSV row per model,
 domain, σ, residual, distribution and clip: the seeds and training steps, and the means (and
 sample standard deviations over the seeds) of coverage and evaluations on the ``plan`` problems
 (unsolved counted at the 10,000-evaluation limit), of the test MSE and the test NLL.
@@ -41,14 +42,13 @@ import argparse
 import csv
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script (python experiments/paper_tables.py): the checkout's root
-    sys.path.insert(0, str(ROOT))
+from experiments import results_store
+from pddlgym_sl.parallel import child_env, interrupted, run_command, stop_on_signals
 
-from experiments import results_store  # noqa: E402
-from pddlgym_sl.parallel import child_env, interrupted, run_command, stop_on_signals  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DOMAINS = ("ferry", "gripper", "visitall", "blocksworld")
 BUDGETS = {"linear": (10_000, 3), "nlm": (10_000, 3), "hgn": (3_000, 2)}
@@ -138,8 +138,8 @@ def _mean_std(values: list[float]) -> tuple[str, str]:
 
 def cell_rows(runs: Path) -> list[dict[str, str]]:
     """One row per model, domain, cell and clip of the training runs under `runs` (`CSV_COLUMNS`),
-    from their ``plan`` evaluations and test metrics (`agents.apps.report.collect`)."""
-    from agents.apps.report.collect import collect
+    from their ``plan`` evaluations and test metrics (`agents.reporting.collect`)."""
+    from agents.reporting.collect import collect
 
     found = collect([runs], split="plan")
     rows = []
@@ -164,7 +164,8 @@ def cell_rows(runs: Path) -> list[dict[str, str]]:
     return rows
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (what ``--help`` shows; the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domains", nargs="+", default=list(DOMAINS), choices=DOMAINS)
     parser.add_argument("--models", nargs="+", default=list(BUDGETS), choices=list(BUDGETS))
@@ -183,14 +184,24 @@ def main() -> None:
     parser.add_argument("--labels-only", action="store_true", help="stop after the labels")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     parser.add_argument("--table-only", action="store_true", help="tabulate the store; train nothing")
-    parser.add_argument("--csv", action="store_true", help="--table-only: one CSV row per cell (docstring)")
+    parser.add_argument(
+        "--csv",
+        action="store_true",
+        help="--table-only prints CSV (the default; the markdown tables are agents.report's, in the store)",
+    )
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     args = parser.parse_args()
     if args.table_only:
-        if not args.csv:
-            parser.error("--table-only prints --csv (the markdown tables are agents.report's, in the store)")
         writer = csv.DictWriter(sys.stdout, fieldnames=CSV_COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(cell_rows(ROOT / args.store / "runs"))
+        with tempfile.TemporaryDirectory() as tmp:  # the store's packs as the folders a report reads
+            writer.writerows(
+                cell_rows(results_store.extract(ROOT / args.store, Path(tmp), ("runs",)) / "runs")
+            )
         return
     args.data, args.out, args.store = (ROOT / p for p in (args.data, args.out, args.store))  # absolute stay
     keep = not (args.no_store or args.dry_run)

@@ -1,7 +1,7 @@
 """How close a learned value function is to h*: MSE over every reachable state of small problems.
 
-    python experiments/rl_value_exact_mse.py --write-tiny DIR     # three tiny ferry problems and the domain
-    python experiments/rl_value_exact_mse.py --tasks DIR --runs RUN [RUN ...] [--clip]
+    python -m experiments.rl_value_exact_mse --write-tiny DIR     # three tiny ferry problems and the domain
+    python -m experiments.rl_value_exact_mse --tasks DIR --runs RUN [RUN ...] [--clip]
 
 For each problem file in ``--tasks`` (small ones: the whole reachable space is enumerated), h* of
 every reachable state comes from a breadth-first enumeration and a backward fixpoint (unit costs;
@@ -88,7 +88,8 @@ def write_tiny(directory: Path) -> None:
         (directory / f"ferry-l{locations}-c{cars}-s{seed}.pddl").write_text(generate(locations, cars, seed))
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (what ``--help`` shows; the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -96,6 +97,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path)
     parser.add_argument("--runs", type=Path, nargs="+", default=[])
     parser.add_argument("--clip", action="store_true")
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     opts = parser.parse_args()
     if opts.write_tiny is not None:
         write_tiny(opts.write_tiny)

@@ -1,11 +1,12 @@
 """Every stored plan of an experiment checked by an independent validator (Unified Planning).
 
-    python experiments/validate_plans.py [--runs experiments/results/ipc-ecai25/runs] [--configs C ...]
+    python -m experiments.validate_plans [--runs runs/ipc-ecai25] [--configs C ...]
 
 `agents.evaluate` replays each plan in the task it searched before recording it; this script checks
 the recorded plans again with Unified Planning's `SequentialPlanValidator`
 (`pddlgym_sl.independent_validation`), which reads the PDDL files itself. For every evaluation
-under ``--runs`` (``<domain>-<config>/eval/<set>/problems/*.json``, and the baselines'), each solved
+under ``--runs`` (default: the IPC experiment's tracked store, ``experiments/results/ipc-ecai25``;
+``<domain>-<config>/eval/<set>/problems/*.json``, and the baselines'), each solved
 record's plan is validated against ``../shared/ipc23-lt/<domain>/<set>/<problem>``; the script
 prints, per configuration, how many plans it checked and how many were valid, lists every invalid
 one, and exits with status 1 if there was one.
@@ -16,15 +17,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
 from tqdm import tqdm
 
+from experiments import results_store
 from pddlgym_sl.independent_validation import validate_plan_files
 
 ROOT = Path(__file__).resolve().parents[1]
 IPC = ROOT.parent / "shared" / "ipc23-lt"
+STORE = ROOT / "experiments" / "results" / "ipc-ecai25"
 
 
 def stored_plans(runs: Path, configs: list[str] | None):
@@ -40,13 +44,24 @@ def stored_plans(runs: Path, configs: list[str] | None):
             yield domain, f"{config} {evaluation}", IPC / domain / test_set / record["problem"], record
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (what ``--help`` shows; the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=Path, default=ROOT / "experiments/results/ipc-ecai25/runs")
+    parser.add_argument("--runs", type=Path, help="the experiment's runs (default: its tracked store's)")
     parser.add_argument("--configs", nargs="+", help="only these configurations (default: all)")
+    return parser
+
+
+def main() -> int:
+    parser = build_parser()
     args = parser.parse_args()
     checked, valid, invalid = Counter(), Counter(), []
-    plans = list(stored_plans(args.runs, args.configs))
+    if args.runs is None:  # the store's packs, extracted for the reading
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = results_store.extract(STORE, Path(tmp), ("runs",)) / "runs"
+            plans = list(stored_plans(runs, args.configs))
+    else:
+        plans = list(stored_plans(args.runs, args.configs))
     for domain, evaluation, task, record in tqdm(plans, desc="plans", unit="plan"):
         config = evaluation.split()[0]
         verdict = validate_plan_files(IPC / domain / "domain.pddl", task, record["plan"])

@@ -41,7 +41,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from pddlgym_sl.errors import SolverError
+from pddlgym_sl.io import process_alive
 from pddlgym_sl.parallel.children import guarded
+from pddlgym_sl.parallel.guard import descendants
 
 DRIVER_ENV = "PDDLGYM_SL_FD_DRIVER"
 _PACKAGE = "up_fast_downward"
@@ -319,40 +321,13 @@ def _remove_orphaned_workdirs() -> None:
     """Remove the working directories of runs whose process no longer exists (killed with -9)."""
     for path in Path(tempfile.gettempdir()).glob(f"{_WORKDIR_PREFIX}*_*"):
         pid = path.name[len(_WORKDIR_PREFIX) :].split("_", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _descendants(pid: int) -> list[int]:
-    """Process ids under `pid` (Linux: from /proc; elsewhere none are found)."""
-    children: dict[int, list[int]] = {}
-    for stat_file in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat_file.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat_file.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _kill_tree(proc: subprocess.Popen) -> None:
     """SIGKILL the driver and every process under it (translator, search)."""
-    for pid in [*_descendants(proc.pid), proc.pid]:
+    for pid in [*descendants(proc.pid), proc.pid]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
 

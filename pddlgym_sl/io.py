@@ -61,7 +61,9 @@ def atomic_save_npz(path: str | Path, compress: bool = True, **arrays: np.ndarra
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process `pid` exists on this machine (one we may not signal counts): the test
+    behind removing what a dead writer or solver run left behind."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -77,7 +79,7 @@ def remove_orphaned_temporaries(directory: str | Path) -> int:
     removed = 0
     for tmp in Path(directory).rglob(".*.tmp"):
         match = _TEMPORARY.match(tmp.name)
-        if match and match["host"] == _HOST and not _alive(int(match["pid"])):
+        if match and match["host"] == _HOST and not process_alive(int(match["pid"])):
             tmp.unlink(missing_ok=True)
             removed += 1
     return removed

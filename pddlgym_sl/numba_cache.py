@@ -18,9 +18,10 @@ Every ``@njit`` of the project passes ``cache=CACHE``. The directory also reache
 our kernels inline kernels of other modules, and the search engine is compiled with the heuristic
 kernels (`pddlgym_sl.heuristics.compiled`) and open lists of other modules and packages: an edit
 to an inlined kernel would leave the cached engine running the old code. So the project's kernels
-(those in ``pddlgym_sl/`` and ``agents/``) are stamped with a digest of every source file of the
-two packages that defines kernels (`kernel_sources_digest`): any edit to one of them recompiles
-them all, never runs stale code.
+(those in ``pddlgym_sl/`` and ``agents/``, and in a checkout those of ``tests/`` and ``benchmarks/``,
+which inline them) are stamped with a digest of every source file of the two packages that defines
+kernels (`kernel_sources_digest`): any edit to one of them recompiles them all, never runs stale
+code.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ _PACKAGES = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.pa
 """The trees whose kernels share one stamp: this package and its sibling ``agents`` (by path only:
 nothing here imports it)."""
 _KERNEL_MARKERS = (b"njit", b"@overload")
+_STAMPED = (*_PACKAGES, _PACKAGES[0].parent / "tests", _PACKAGES[0].parent / "benchmarks")
+"""The trees whose cached kernels carry the stamp: the packages, and in a checkout the tests' and
+benchmarks' own kernels, which inline the packages' (a test's kernel cached before an edit of the
+package must not run the old code)."""
 
 
 def _writable(path: Path) -> bool:
@@ -111,7 +116,7 @@ def _install_locator() -> None:
         @classmethod
         def from_function(cls, py_func, py_file):
             path = Path(py_file).resolve()
-            if not any(root in path.parents for root in _PACKAGES):
+            if not any(root in path.parents for root in _STAMPED):
                 return None
             return super().from_function(py_func, py_file)
 

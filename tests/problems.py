@@ -14,6 +14,16 @@ FERRY_3_2 = """(define (problem ferry-3-2) (:domain ferry)
   (empty-ferry) (at-ferry l0) (at c0 l0) (at c1 l1))
  (:goal (and (at c0 l2) (at c1 l0))))
 """
+FERRY_3_2_PLAN = [
+    "(board c0 l0)",
+    "(sail l0 l2)",
+    "(debark c0 l2)",
+    "(sail l2 l1)",
+    "(board c1 l1)",
+    "(sail l1 l0)",
+    "(debark c1 l0)",
+]
+"""An optimal plan of `FERRY_3_2` (seven steps)."""
 
 GRIPPER_2 = """(define (problem gripper-2) (:domain gripper)
  (:objects rooma roomb left right ball0 ball1)

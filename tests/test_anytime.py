@@ -15,9 +15,9 @@ import pytest
 
 import domains
 from agents.apps import anytime_curves
-from agents.apps.evaluate import Args as EvalArgs
-from agents.apps.evaluate import evaluate
 from agents.apps.supervised import Args, train
+from agents.evaluation import EvaluationConfig as EvalArgs
+from agents.evaluation import evaluate
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from pddlgym_sl import load_task
 from pddlgym_sl.errors import ConfigError

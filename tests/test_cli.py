@@ -13,27 +13,9 @@ import textwrap
 import pytest
 
 from pddlgym_sl.cli import Command, UsageError, one_line
+from tests.commands import COMMANDS
+from tests.hide_modules import hide_modules
 from tests.problems import ROOT
-
-COMMANDS = (
-    "pddlgym_sl.plan",
-    "pddlgym_sl.heuristics",
-    "pddlgym_sl.data.generate",
-    "pddlgym_sl.data.upper",
-    "pddlgym_sl.data.sampling",
-    "pddlgym_sl.data.summary",
-    "domains.generate",
-    "agents.supervised",
-    "agents.evaluate",
-    "agents.report",
-    "agents.sweep",
-    "agents.rl",
-    "agents.rl_value",
-    "agents.rl_value_curves",
-    "agents.anytime_curves",
-    "agents.apps.presets",
-)
-"""Every command, as typed after ``python -m``."""
 
 
 def command_of(module: str) -> Command:
@@ -123,16 +105,7 @@ def test_the_library_refuses_a_missing_device_too(monkeypatch):
 
 # Hides the given top-level modules from the import system, as if they were not installed, in a
 # real ``python -m`` (sitecustomize runs before the command's package is imported).
-SITECUSTOMIZE = """
-import importlib.abc, os, sys
-HIDDEN = set(os.environ["HIDE_MODULES"].split(","))
-class Hide(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in HIDDEN:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-sys.meta_path.insert(0, Hide())
-"""
+SITECUSTOMIZE = hide_modules('os.environ["HIDE_MODULES"]')
 
 
 @pytest.mark.parametrize(

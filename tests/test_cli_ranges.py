@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from agents.apps import evaluate, rl, supervised
-from agents.apps.sweep import args as sweep_args
 from agents.apps.sweep import main as sweep_main
+from agents.sweeping.config import SweepConfig
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.data import generate
 from pddlgym_sl.errors import ConfigError
@@ -56,7 +56,7 @@ def test_programmatic_args_are_checked_too() -> None:
     with pytest.raises(ConfigError, match="--batch-size must be > 0"):
         supervised.Args(batch_size=0)
     with pytest.raises(ConfigError, match="--jobs must be > 0"):
-        sweep_args.Args(jobs=0)
+        SweepConfig(jobs=0)
     assert supervised.Args(steps=None).steps is None  # None keeps meaning "the default"
 
 

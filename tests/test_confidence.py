@@ -11,8 +11,8 @@ import pytest
 import torch
 from scipy import stats
 
+from agents.distributions.interval import log_normal_interval, normal_bucket, truncated_normal_bucket
 from agents.heads import CategoricalHead, make_head
-from agents.unit_bucket import log_normal_interval, normal_bucket, truncated_normal_bucket
 
 
 def _random_tn_params(n: int, seed: int) -> tuple[np.ndarray, ...]:

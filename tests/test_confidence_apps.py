@@ -11,11 +11,11 @@ import pytest
 import torch
 
 import domains
-from agents.apps.evaluate import Args as EvalArgs
-from agents.apps.evaluate import evaluate
 from agents.apps.supervised import Args, train
 from agents.apps.supervised import main as supervised_main
 from agents.confidence import PAPER_PERCENTS, THRESHOLD_KINDS, run_threshold
+from agents.evaluation import EvaluationConfig as EvalArgs
+from agents.evaluation import evaluate
 from agents.heads import make_head
 from agents.models.mlp import FactInputs, FlatMLP, input_names, task_bits
 from agents.ood import NOISES, NoisePool, fact_frequencies, noise_states, pack_bits

@@ -74,3 +74,26 @@ def test_the_tables_cover_the_papers_configurations():
     assert names == {"Base", "M5", "M40", "A5", "A40", "M80", "A80", "P20", "P80"}
     assert [s for s, *_ in experiment.TABLE2].count("dual") == 7
     assert set(experiment.VARIANTS) == {"Standard", "U50", "U90", "W50", "W90"}
+
+
+def test_finished_runs_are_stored_per_setting_and_table_only_reports_the_store(commands, tmp_path):
+    """A finished run goes into its setting's part of the store; ``--table-only`` alone restores the
+    store's runs into a temporary folder and reports them; an empty store is refused in one line."""
+    from experiments import results_store
+
+    args = _args(tmp_path)
+    args.store, args.no_store = tmp_path / "store", False
+    with pytest.raises(SystemExit, match="holds no finished run yet"):
+        experiment.report_store(args)
+    done = experiment.run_dir("nfd", "ferry", "cat", "U50", args)
+    done.mkdir(parents=True)
+    for name in ("args.json", "metrics.json"):
+        (done / name).write_text("{}")
+    experiment.save_store(args)
+    assert set(results_store.read_area(args.store / "nfd", "runs")) == {
+        "ferry-cat-U50/args.json",
+        "ferry-cat-U50/metrics.json",
+    }
+    experiment.report_store(args)
+    report = commands[-1]
+    assert report[:3] == ["agents.report", report[1], "--confidence"] and report[1].endswith("/runs")

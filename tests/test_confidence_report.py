@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agents.apps.report import main as report_main
-from agents.apps.report.confidence import collect_confidence, table1, table2, table3
+from agents.reporting.confidence import collect_confidence, table1, table2, table3
 
 
 def _run(root: Path, name: str, ood: str, ratio: float, seed: int, metrics: dict, evals: dict) -> None:

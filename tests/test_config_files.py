@@ -7,10 +7,10 @@ import pytest
 import yaml
 
 from agents.apps.supervised import load_config_defaults
-from agents.apps.sweep.args import Args as SweepArgs
-from agents.apps.sweep.grid import grid_cells
 from agents.config_files import bundled_configs, resolve_config
 from agents.errors import AgentError
+from agents.sweeping.config import SweepConfig as SweepArgs
+from agents.sweeping.grid import grid_cells
 from tests.problems import ROOT
 
 

@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from agents.distributions import Gaussian, TruncatedGaussian
+from agents.distributions.truncated import Gaussian, TruncatedGaussian
 
 INF = math.inf
 
@@ -450,9 +450,9 @@ def test_mean_far_below_lower_bound_in_tn_heuristic_setting() -> None:
 
 
 def test_tn_mean_kernel_matches_truncated_gaussian_mean():
-    """`agents.tn_mean.tn_mean` (search's compiled mean) equals ``TruncatedGaussian(...).mean``
+    """`agents.distributions.compiled.tn_mean` (search's compiled mean) equals ``TruncatedGaussian(...).mean``
     in every regime: nearly equal, one-sided (±1e5, ±inf) and central intervals, μ far outside."""
-    from agents.tn_mean import tn_mean
+    from agents.distributions.compiled import tn_mean
 
     rng = np.random.default_rng(0)
     n = 4000
@@ -470,6 +470,29 @@ def test_tn_mean_kernel_matches_truncated_gaussian_mean():
     assert np.all(np.abs(got - ref) <= 1e-12 * scale)
 
 
+def test_tn_value_kernel_is_the_tn_heads_value():
+    """`agents.distributions.compiled.tn_value` (search's TN value, open bounds and all) equals the
+    torch head's `TruncatedGaussianHead.heuristic`, with the default upper bound and an explicit one."""
+    from agents.distributions.compiled import tn_value, tn_value_one
+    from agents.heads import make_head
+
+    rng = np.random.default_rng(1)
+    n = 500
+    raw = torch.tensor(np.stack([rng.normal(5, 20, n), rng.normal(0, 3, n)], -1))
+    lower = np.abs(rng.normal(5, 5, n))
+    head = make_head("tn", residual="none")
+    mu, sigma = (t.numpy() for t in head.mu_sigma(raw, None))
+    for upper in (None, lower + np.exp(rng.uniform(-3, 4, n))):
+        explicit = upper is not None
+        given = torch.tensor(upper) if explicit else None
+        want = head.heuristic(raw, torch.tensor(lower), None, given).numpy()
+        u = np.broadcast_to(upper if explicit else 1e5, n)
+        got = tn_value(mu, sigma, lower, u, explicit)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        one = [tn_value_one(mu[k], sigma[k], lower[k], u[k], explicit) for k in range(n)]
+        assert np.array_equal(np.array(one), got)
+
+
 # ----------------------------------------------------------------------------- interval likelihood
 @pytest.mark.parametrize(("dtype", "rtol"), [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 def test_log_interval_probability_matches_mpmath(dtype: torch.dtype, rtol: float) -> None:
@@ -477,7 +500,7 @@ def test_log_interval_probability_matches_mpmath(dtype: torch.dtype, rtol: float
     1e4 σ on either side of the interval, intervals from 1e-9 σ wide to half-infinite; relative
     error, absolute below 1), and its gradients finite everywhere (the interval-censored loss of
     satisficing plans' states)."""
-    from agents.distributions import log_interval_probability
+    from agents.distributions.interval import log_interval_probability
 
     mu, sigma, low, high = (torch.tensor([c[k] for c in extreme_cases()], dtype=dtype) for k in range(4))
     keep = low < high  # nearly equal bounds can collapse in float32
@@ -494,7 +517,7 @@ def test_log_interval_probability_matches_mpmath(dtype: torch.dtype, rtol: float
 
 
 def test_log_interval_probability_gradient_pulls_mu_into_the_interval() -> None:
-    from agents.distributions import log_interval_probability
+    from agents.distributions.interval import log_interval_probability
 
     mu = torch.tensor([-50.0, 3.0, 9.5, 400.0], dtype=torch.float64, requires_grad=True)
     log_interval_probability(mu, torch.ones(4, dtype=torch.float64), 2.9, 10.1).sum().backward()

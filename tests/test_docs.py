@@ -25,6 +25,12 @@ from tests.problems import ROOT
 from tests.test_cli import COMMANDS, command_of
 
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+EXPERIMENTS = {
+    f"experiments.{p.stem}"
+    for p in (ROOT / "experiments").glob("*.py")
+    if "def build_parser(" in p.read_text()
+}
+"""The experiment drivers run as ``python -m experiments.<name>`` (argparse, `build_parser`)."""
 PLACEHOLDERS = {"<id>": "ferry-tn"}
 """Run names a document may leave to the reader, and what the test puts there."""
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
@@ -100,8 +106,15 @@ def test_the_documents_have_commands_of_every_kind():
 @pytest.mark.parametrize(("document", "command"), ALL, ids=[f"{d}:{c[10:60]}" for d, c in ALL])
 def test_every_command_parses(document, command, monkeypatch, tmp_path):
     """Parsed by the command's own `Command.parse`: flags, choices, ranges and the rules between
-    them; nothing runs (relative files such as ``--config configs/...`` are read from the root)."""
+    them; nothing runs (relative files such as ``--config configs/...`` are read from the root).
+    An experiment driver's line is parsed by its argparse parser."""
     module, argv = _argv(command)
+    if module in EXPERIMENTS:  # an experiment driver: its own argparse line, parsed without running
+        parser = importlib.import_module(module).build_parser()
+        parser.exit = lambda status=0, message=None: pytest.fail(f"{document}: {command}\n  {message}")
+        if "--help" not in argv:
+            parser.parse_args(argv)
+        return
     assert module in COMMANDS, f"{document}: {module} is not a command"
     if not argv and f"`{command}`" in (ROOT / document).read_text():
         return  # inline prose naming the command, not a command line to run

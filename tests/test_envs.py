@@ -18,7 +18,7 @@ from pddlgym_sl.envs import CUSTOM_ENV_ID, ENV_IDS, PDDLEnv, PDDLEnvV0
 from pddlgym_sl.envs.encoders import ENCODERS
 from pddlgym_sl.errors import ActionTypeError, ConfigError
 from pddlgym_sl.heuristics import make_heuristic
-from tests.problems import DOMAINS, FERRY_3_2, GRIPPER_2, ROOT
+from tests.problems import DOMAINS, FERRY_3_2, FERRY_3_2_PLAN, GRIPPER_2, ROOT
 
 OBS_TYPES = ("ilg", "nlm", "hypergraph", "flat")
 
@@ -191,15 +191,7 @@ def test_plan_reaches_goal_with_unit_rewards(ferry_env):
     _, info = ferry_env.reset(seed=0)
     assert info["problem"] == "ferry-3-2.pddl" and not info["invalid_action"]
     task = ferry_env.task
-    plan = [
-        "(board c0 l0)",
-        "(sail l0 l2)",
-        "(debark c0 l2)",
-        "(sail l2 l1)",
-        "(board c1 l1)",
-        "(sail l1 l0)",
-        "(debark c1 l0)",
-    ]
+    plan = FERRY_3_2_PLAN
     for i, name in enumerate(plan):
         _, reward, terminated, truncated, info = ferry_env.step(task.action_index(name))
         assert reward == -1.0 and not truncated and not info["invalid_action"]

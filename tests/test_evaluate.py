@@ -13,9 +13,9 @@ import torch
 
 import domains
 from agents import learned_heuristic
-from agents.apps.evaluate import Args as EvalArgs
-from agents.apps.evaluate import evaluate, lockstep_width
 from agents.apps.supervised import Args, train
+from agents.evaluation import EvaluationConfig as EvalArgs
+from agents.evaluation import evaluate, lockstep_width
 from agents.heads import make_head
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel
 from agents.models import make_model

@@ -6,15 +6,28 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 import domains
-from agents.apps.evaluate import Args, evaluate
 from agents.apps.evaluate import main as evaluate_main
+from agents.evaluation import EvaluationConfig as Args
+from agents.evaluation import evaluate
 
 IPC = Path(__file__).resolve().parents[2] / "shared" / "ipc23-lt"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ipc_tables(*flags: str) -> str:
+    """What ``python -m experiments.ipc23_lt --table-only FLAGS`` prints (run from the checkout's root)."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "experiments.ipc23_lt", "--table-only", *flags]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def _tasks(tmp_path: Path) -> Path:
@@ -75,21 +88,13 @@ def test_the_cli_on_ipc_test_tasks(tmp_path, capsys):
 
 
 def test_the_ipc_experiment_script_tabulates_what_is_done(tmp_path):
-    """``experiments/ipc23_lt.py --table-only`` reads the evaluations present (none here)."""
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
-    cmd = [sys.executable, str(script), "--table-only", "--domains", "ferry", "--runs", str(tmp_path)]
-    out = subprocess.run([*cmd, "--data", str(tmp_path)], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert "| ferry | – | – | – | – | – | – | – | – |" in out.stdout
+    """``python -m experiments.ipc23_lt --table-only`` reads the evaluations present (none here)."""
+    out = _ipc_tables("--domains", "ferry", "--runs", str(tmp_path), "--data", str(tmp_path))
+    assert "| ferry | – | – | – | – | – | – | – | – |" in out
 
 
 def test_the_ipc_table_totals_complete_columns(tmp_path):
     """A column's total row sums solved, tasks and time-outs when every domain has a result."""
-    import subprocess
-    import sys
 
     def result(domain: str, config: str, statuses: list[str]) -> None:
         out = tmp_path / f"{domain}-{config}" / "eval" / "testing-easy"
@@ -102,13 +107,10 @@ def test_the_ipc_table_totals_complete_columns(tmp_path):
     result("ferry", "hff", ["solved", "solved", "evaluation_limit"])
     result("miconic", "hff", ["solved", "time_limit"])
     result("ferry", "wl-n", ["solved"])  # miconic's WL N is missing: no total
-    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
-    cmd = [sys.executable, str(script), "--table-only", "--domains", "ferry", "miconic", "--test-sets"]
-    cmd += ["testing-easy", "--configs", "hff", "wl-n", "--runs", str(tmp_path), "--data", str(tmp_path)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert "| ferry | 2/3 | 1/1 |" in out.stdout and "| miconic | 1/2 (1t) | – |" in out.stdout
-    assert "| **total** | 3/5 (1t) | – |" in out.stdout
+    flags = ("--domains", "ferry", "miconic", "--test-sets", "testing-easy", "--configs", "hff", "wl-n")
+    out = _ipc_tables(*flags, "--runs", str(tmp_path), "--data", str(tmp_path))
+    assert "| ferry | 2/3 | 1/1 |" in out and "| miconic | 1/2 (1t) | – |" in out
+    assert "| **total** | 3/5 (1t) | – |" in out
 
 
 @pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
@@ -116,8 +118,6 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
     """``--protocol ecai25``: per set, the official planners' coverage on exactly the tasks our
     records name (ferry hard p03 and p04: HUZAR and FD SMAC solved both, GOFAI and Muninn neither),
     the tasks no configuration grounded, and evaluations per second."""
-    import subprocess
-    import sys
 
     out = tmp_path / "ferry-hff" / "eval" / "testing-hard"
     (out / "problems").mkdir(parents=True)
@@ -134,20 +134,8 @@ def test_the_ecai25_tables_put_the_competition_on_the_same_tasks_beside_ours(tmp
     }
     for name, record in records.items():
         (out / "problems" / f"{name}.json").write_text(json.dumps({"problem": f"{name}.pddl", **record}))
-    script = Path(__file__).resolve().parents[1] / "experiments" / "ipc23_lt.py"
-    cmd = [sys.executable, str(script), "--protocol", "ecai25", "--table-only", "--domains", "ferry"]
-    cmd += [
-        "--configs",
-        "hff",
-        "--test-sets",
-        "testing-hard",
-        "--runs",
-        str(tmp_path),
-        "--data",
-        str(tmp_path),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "| ferry | hard | 2 | 1 | 2 | 0 | 2 | 0 |" in done.stdout
-    assert "Tasks on which every configuration's run ended in grounding: 1 of 2." in done.stdout
-    assert "| ferry | 1,000 | 500 |" in done.stdout
+    flags = ("--protocol", "ecai25", "--domains", "ferry", "--configs", "hff", "--test-sets", "testing-hard")
+    done = _ipc_tables(*flags, "--runs", str(tmp_path), "--data", str(tmp_path))
+    assert "| ferry | hard | 2 | 1 | 2 | 0 | 2 | 0 |" in done
+    assert "Tasks on which every configuration's run ended in grounding: 1 of 2." in done
+    assert "| ferry | 1,000 | 500 |" in done

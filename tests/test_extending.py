@@ -10,13 +10,13 @@ import json
 import gymnasium as gym
 
 import domains
-from agents.apps.evaluate import Args as EvalArgs
-from agents.apps.evaluate import evaluate
-from agents.apps.report import build_report
 from agents.apps.supervised import Args, train
 from agents.apps.sweep import Args as SweepArgs
 from agents.apps.sweep import grid_cells
+from agents.evaluation import EvaluationConfig as EvalArgs
+from agents.evaluation import evaluate
 from agents.models import MODELS
+from agents.reporting import build_report
 from pddlgym_sl.data.build import build_split
 from pddlgym_sl.data.solve import SolveConfig
 from pddlgym_sl.envs import register_envs

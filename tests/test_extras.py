@@ -9,22 +9,18 @@ import pytest
 
 from pddlgym_sl.errors import MissingExtraError
 from pddlgym_sl.extras import EXTRAS, require_extra
+from tests.hide_modules import hide_modules
 from tests.problems import ROOT
 
 # Hides the given top-level modules from the import system, as if they were not installed.
-HIDE = """
-import importlib.abc, sys
-HIDDEN = set(sys.argv[1].split(","))
-class Hide(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in HIDDEN:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-sys.meta_path.insert(0, Hide())
+HIDE = (
+    hide_modules("sys.argv[1]")
+    + """
 sys.argv = sys.argv[2:]
 import runpy
 runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
+)
 
 
 def _run_hiding(hidden: str, *argv: str) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from agents.distributions import Gaussian, TruncatedGaussian
+from agents.distributions.truncated import Gaussian, TruncatedGaussian
 from agents.heads import (
     BOUNDS,
     DISTS,

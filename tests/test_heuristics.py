@@ -16,6 +16,7 @@ from pyperplan.search.searchspace import make_root_node
 
 import domains
 from pddlgym_sl import CompiledTask, State, load_task
+from pddlgym_sl.data.sampling import random_walk
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.fd import run_fast_downward
 from pddlgym_sl.heuristics import FEATURE_NAMES, HEURISTICS, HFF, make_heuristic
@@ -80,16 +81,7 @@ def generated(problem_dir: Path, domain: str, params: dict, seed: int) -> Path:
 
 def random_walk_states(task: CompiledTask, n: int, seed: int, max_length: int = 25) -> list[State]:
     rng = np.random.default_rng(seed)
-    states = []
-    for _ in range(n):
-        state = task.init
-        for _ in range(int(rng.integers(0, max_length + 1))):
-            successors = task.successors(state)
-            if not successors:
-                break
-            state = successors[int(rng.integers(len(successors)))][1]
-        states.append(state)
-    return states
+    return [random_walk(task, task.init, int(rng.integers(0, max_length + 1)), rng) for _ in range(n)]
 
 
 @pytest.fixture(scope="module", params=list(SMALL))

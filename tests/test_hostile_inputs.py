@@ -430,8 +430,9 @@ def test_loading_a_run_checks_model_json_and_the_weights(case, linear_run, tmp_p
 
 
 def test_evaluate_reads_the_runs_checked_record(linear_run, tmp_path) -> None:
-    from agents.apps.evaluate import Args, evaluate
     from agents.checkpoint import CheckpointError
+    from agents.evaluation import EvaluationConfig as Args
+    from agents.evaluation import evaluate
 
     run = _copy(linear_run, tmp_path)
     _edit_json(run, "args.json", lambda a: a.pop("seed"))

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+from experiments import results_store
+
 MANIFEST = '{"summary": {"slots": 1, "solved": 1, "states": 3}}'  # a finished split's, in short
 
 
 @pytest.fixture
-def ipc23_lt(monkeypatch):
-    monkeypatch.syspath_prepend(str(EXPERIMENTS))  # the script imports its neighbours by name
-    import ipc23_lt
+def ipc23_lt():
+    from experiments import ipc23_lt
 
     return ipc23_lt
 
@@ -89,7 +89,8 @@ def test_a_fresh_checkout_resumes_from_the_store_without_training_again(ipc23_lt
     generate = first[1]
     assert _flag(generate, "--problems") == str(tmp_path / "ipc" / "ferry" / "training")
     assert _flag(generate, "--val-every") == "5" and _flag(generate, "--time-limit") == "60"
-    kept = {str(p.relative_to(store)) for p in store.rglob("*") if p.is_file()}
+    kept = {f"{area}/{path}" for area in results_store.AREAS for path in results_store.read_area(store, area)}
+    assert (store / "experiment.json").is_file()  # what --table-only reads: the protocol and sample
     assert kept == {
         *(
             f"data/ferry/{split}/{name}"

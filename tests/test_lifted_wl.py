@@ -19,12 +19,20 @@ from pddlgym_sl.lifted.search import lifted_gbfs
 from tests.fd_reference import IPC
 
 pytest.importorskip("wlplan")
-RUNS = Path(__file__).resolve().parent.parent / "experiments" / "results" / "ipc-ecai25" / "runs"
+STORE = Path(__file__).resolve().parent.parent / "experiments" / "results" / "ipc-ecai25"
 pytestmark = pytest.mark.skipif(not IPC.is_dir(), reason=f"the IPC 2023 LT tasks are not at {IPC}")
 
 
-def _run(domain: str, kind: str = "wl-rank-ecai") -> Path:
-    path = RUNS / f"{domain}-{kind}"
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    """The trained runs of the IPC experiment's store, as plain folders."""
+    from experiments import results_store
+
+    return results_store.extract(STORE, tmp_path_factory.mktemp("store"), areas=("runs",)) / "runs"
+
+
+def _run(runs: Path, domain: str, kind: str = "wl-rank-ecai") -> Path:
+    path = runs / f"{domain}-{kind}"
     if not (path / "model.json").is_file():
         pytest.skip(f"no stored run {path}")
     return path
@@ -33,14 +41,14 @@ def _run(domain: str, kind: str = "wl-rank-ecai") -> Path:
 @pytest.mark.parametrize(
     ("domain", "kind"), [("ferry", "wl-rank-ecai"), ("transport", "wl-tn-ecai"), ("rovers", "wl-rank-ecai")]
 )
-def test_lifted_values_equal_the_grounded_compiled_ones(domain, kind):
+def test_lifted_values_equal_the_grounded_compiled_ones(runs, domain, kind):
     """On every state of a 200-evaluation grounded search, the lifted WL value is the compiled
     grounded heuristic's with ``search_bound="none"`` (μ; dead ends, inf there, skipped)."""
     from agents.learned_heuristic import TrainedModel
     from agents.models.wl.compiled import CompiledWLHeuristic
     from agents.models.wl.lifted import LiftedWLHeuristic
 
-    trained = TrainedModel.load(_run(domain, kind))
+    trained = TrainedModel.load(_run(runs, domain, kind))
     files = (IPC / domain / "domain.pddl", IPC / domain / "testing-easy" / "p03.pddl")
     grounded, lifted = load_task(*files), load_lifted_task(*files)
     states = reached_states(grounded, 200)
@@ -53,7 +61,7 @@ def test_lifted_values_equal_the_grounded_compiled_ones(domain, kind):
     assert len(np.unique(got)) > 2  # the values tell states apart
 
 
-def test_lifted_gbfs_with_wl_solves_a_hard_childsnack_task():
+def test_lifted_gbfs_with_wl_solves_a_hard_childsnack_task(runs):
     """Childsnack's hard p04 (39M ground actions at its largest; no configuration grounded it in
     60 s / 4 GB): lifted GBFS with the WL rank model and symmetry solves it, the plan valid."""
     from agents.learned_heuristic import TrainedModel
@@ -61,27 +69,28 @@ def test_lifted_gbfs_with_wl_solves_a_hard_childsnack_task():
 
     files = (IPC / "childsnack" / "domain.pddl", IPC / "childsnack" / "testing-hard" / "p04.pddl")
     task = load_lifted_task(*files)
-    heuristic = LiftedWLHeuristic(TrainedModel.load(_run("childsnack")), task)
+    heuristic = LiftedWLHeuristic(TrainedModel.load(_run(runs, "childsnack")), task)
     result = lifted_gbfs(task, heuristic.engine_args(), max_evaluations=100_000, time_limit=60)
     assert result.solved
     Expander(task).validate_plan(result.plan)
 
 
-def test_evaluate_plans_lifted_and_records_it(tmp_path):
+def test_evaluate_plans_lifted_and_records_it(runs, tmp_path):
     """``agents.evaluate --grounding lifted`` with a WL run and with hFF: solved, plans replayed, each
     record saying the task was searched lifted; ``--grounding ground`` on the same task says ground;
     a search the lifted engine does not have is refused."""
     import json
     import shutil
 
-    from agents.apps.evaluate import Args, evaluate
+    from agents.evaluation import EvaluationConfig as Args
+    from agents.evaluation import evaluate
     from pddlgym_sl.errors import ConfigError
 
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     shutil.copy(IPC / "childsnack" / "domain.pddl", tasks / "domain.pddl")
     shutil.copy(IPC / "childsnack" / "testing-easy" / "p03.pddl", tasks / "p03.pddl")
-    runs = [("run", _run("childsnack")), ("heuristic", "hff")]
+    runs = [("run", _run(runs, "childsnack")), ("heuristic", "hff")]
     for grounding in ("lifted", "ground"):
         for key, value in runs:
             out = tmp_path / f"{grounding}-{key}"

@@ -130,3 +130,17 @@ def test_kernels_are_stamped_with_every_kernel_source(tmp_path, monkeypatch):
     assert digest() == before
     (package / "kernel.py").write_text("from numba import njit  # changed\n")
     assert digest() != before
+
+
+def test_the_tests_own_kernels_carry_the_stamp_too():
+    """A kernel defined in a test inlines the packages' kernels: it is stamped like them, so that an
+    edit of a package recompiles it instead of loading code cached before the edit."""
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    locator = impl._locator_classes[0]
+    assert locator.from_function(test_the_tests_own_kernels_carry_the_stamp_too, __file__) is not None
+    assert (
+        locator.from_function(caching.CacheImpl if hasattr(caching, "CacheImpl") else len, caching.__file__)
+        is None
+    )

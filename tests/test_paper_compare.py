@@ -73,7 +73,8 @@ def test_cells_read_ours_beside_the_papers(tmp_path):
     out = tmp_path / "beside.md"
     cmd = [
         sys.executable,
-        "experiments/paper_compare.py",
+        "-m",
+        "experiments.paper_compare",
         str(report),
         "--domains",
         "ferry",
@@ -97,7 +98,7 @@ def test_cells_read_ours_beside_the_papers(tmp_path):
 
 def test_the_paper_page_holds_what_the_stored_report_gives():
     """docs/paper.md's comparison is `paper_compare`'s output for the store's report, as committed
-    (regenerated with ``python experiments/paper_compare.py --into docs/paper.md``)."""
+    (regenerated with ``python -m experiments.paper_compare --into docs/paper.md``)."""
     page = (ROOT / "docs" / "paper.md").read_text()
     block = page.split(compare.BEGIN)[1].split(compare.END)[0]
     assert block.strip() == compare.compare(ROOT / "experiments/results/paper-v2/report").strip()
@@ -105,7 +106,7 @@ def test_the_paper_page_holds_what_the_stored_report_gives():
 
 def test_the_readme_holds_the_nlm_and_strips_hgn_tables_of_the_stored_report():
     """The README's "Reproducing the paper" block is the NLM's and STRIPS-HGN's part of the same
-    comparison (``python experiments/paper_compare.py --models nlm hgn --into README.md``)."""
+    comparison (``python -m experiments.paper_compare --models nlm hgn --into README.md``)."""
     readme = (ROOT / "README.md").read_text()
     block = readme.split(compare.BEGIN)[1].split(compare.END)[0]
     report = ROOT / "experiments/results/paper-v2/report"
@@ -124,18 +125,19 @@ def test_into_replaces_only_the_marked_block(tmp_path):
 
 
 def test_the_cells_csv_reads_the_tracked_store():
-    """``paper_tables.py --table-only --csv``: one row per model, domain, cell and clip of the
+    """``python -m experiments.paper_tables --table-only``: one row per model, domain, cell and clip of the
     tracked store, each figure the mean over its seeds' own records."""
     import csv
     import io
     import json
     import statistics
 
+    from experiments import results_store
     from experiments.paper_tables import CSV_COLUMNS
 
     store = Path(__file__).resolve().parents[1] / "experiments" / "results" / "paper-v2"
     out = subprocess.run(
-        [sys.executable, "experiments/paper_tables.py", "--table-only", "--csv"],
+        [sys.executable, "-m", "experiments.paper_tables", "--table-only"],
         cwd=store.parents[2], capture_output=True, text=True, check=True,
     )  # fmt: skip
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
@@ -145,9 +147,9 @@ def test_the_cells_csv_reads_the_tracked_store():
     row = next(
         r for r in rows if (r["model"], r["domain"], r["dist"], r["clip"]) == ("nlm", "ferry", "tn", "false")
     )
-    seeds = sorted(
-        store.glob(f"runs/ferry__nlm__tn__{row['sigma']}__{row['residual']}__s*/eval/plan/summary.json")
-    )
-    coverage = [json.loads(p.read_text())["coverage"] for p in seeds]
+    stored = results_store.read_area(store, "runs")  # the packs themselves, not the script's reading
+    prefix = f"ferry__nlm__tn__{row['sigma']}__{row['residual']}__s"
+    seeds = sorted(p for p in stored if p.startswith(prefix) and p.endswith("/eval/plan/summary.json"))
+    coverage = [json.loads(stored[p])["coverage"] for p in seeds]
     assert int(row["seeds"]) == len(coverage) >= 1
     assert float(row["coverage"]) == pytest.approx(statistics.fmean(coverage), rel=1e-3)

@@ -62,8 +62,10 @@ def test_the_sweep_accepts_the_commands(tmp_path):
 def test_a_failed_step_does_not_stop_the_others_and_finished_ones_are_stored(monkeypatch, tmp_path, capsys):
     ran: list[list[str]] = []
     data, store = tmp_path / "data", tmp_path / "store"
-    (store / "data" / "ferry" / "val" / "records").mkdir(parents=True)
-    (store / "data" / "ferry" / "val" / "records" / "kept.json").write_text("{}")  # an earlier checkout's
+    earlier = tmp_path / "earlier" / "ferry" / "val" / "records" / "kept.json"  # an earlier checkout's
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("{}")
+    experiment.results_store.save(store, data=tmp_path / "earlier")
 
     def fake_run_command(cmd, cwd, env):
         ran.append(cmd)
@@ -91,8 +93,8 @@ def test_a_failed_step_does_not_stop_the_others_and_finished_ones_are_stored(mon
     assert (
         "failed: python -m pddlgym_sl.data.generate --domain ferry --split train" in capsys.readouterr().err
     )
-    stored = sorted(p.name for p in (store / "data" / "ferry" / "train" / "records").iterdir())
-    assert stored == ["slot1.json", "slot2.json", "slot3.json"]  # the failed step's finished work too
+    stored = sorted(p for p in experiment.results_store.read_area(store, "data") if "/train/" in p)
+    assert stored == [f"ferry/train/records/slot{i}.json" for i in (1, 2, 3)]  # the failed step's work too
 
 
 def test_the_report_has_the_nll_and_sets_ours_beside_the_paper(tmp_path):
@@ -149,4 +151,4 @@ def test_a_signal_during_a_steps_save_still_leaves_the_step_in_the_store(monkeyp
     with pytest.raises(SystemExit) as stop:
         experiment.main()
     assert stop.value.code == 130 and len(saves) == 2  # the step's cut-short save, then the handler's
-    assert (store / "data" / "ferry" / "train" / "records" / "slot1.json").is_file()
+    assert "ferry/train/records/slot1.json" in experiment.results_store.read_area(store, "data")

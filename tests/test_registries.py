@@ -11,10 +11,10 @@ import yaml
 
 import domains
 from agents.apps.presets import main as presets_main
-from agents.apps.report.collect import display_order, model_label
-from agents.apps.sweep.grid import grid_axes
 from agents.heads import BOUNDS, RESIDUALS
 from agents.models import MODELS
+from agents.reporting.collect import display_order, model_label
+from agents.sweeping.grid import grid_axes
 from pddlgym_sl.data.labels import BOUND_NAMES, INFORMATIVE_NAMES
 from pddlgym_sl.data.presets import REDUCED_TEST_GRIDS
 from pddlgym_sl.envs import ENV_IDS
@@ -75,8 +75,8 @@ def test_cli_choices_are_the_registries_names():
     from typing import get_args, get_type_hints
 
     from agents import heads, registries
-    from agents.apps.evaluate import PRUNE_CHOICES
     from agents.confidence import THRESHOLD_KINDS
+    from agents.evaluation import PRUNE_CHOICES
     from agents.losses import LOSSES
     from agents.ood import NOISES
     from agents.training import SupervisedConfig

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.apps.evaluate import summarize
-from agents.apps.report import build_report, format_stat
-from agents.apps.report.collect import Config, collect, mean_std
+from agents.evaluation import summarize
+from agents.reporting import build_report
+from agents.reporting.collect import Config, collect, mean_std
+from agents.reporting.tables import format_stat
 
 LIMIT = 100
 # (config, dist, seed) -> test metrics
@@ -284,7 +285,7 @@ def test_empty_report_and_cli(tmp_path):
 
 def test_figure_titles_fit_one_domain_panel():
     """With one domain the figure is one panel wide: the title wraps instead of being clipped."""
-    from agents.apps.report.plots import _panels, _pyplot, fit_title
+    from agents.reporting.plots import _panels, _pyplot, fit_title
 
     plt = _pyplot()
     fig, _ = _panels(plt, 1)
@@ -326,7 +327,7 @@ def test_value_learning_runs_get_their_own_table_beside_supervised_ones(fake_run
     supervised = [r for key, group in col.groups.items() if key.model == "nlm" for r in group]
     assert supervised and all("app" not in r.args for r in supervised)
     assert [r.path.parent.name for r in col.runs("nlm RL", "ferry", Config("fixed", "hff"), "n")] == ["plain"]
-    from agents.apps.report.plots import _file_part
+    from agents.reporting.plots import _file_part
 
     assert _file_part("nlm RL+clip") == "nlm-RL-clip"  # the plots' file names: no spaces
 

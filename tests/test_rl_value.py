@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import pddlgym_sl
-from agents.apps.evaluate import Args as EvalArgs
-from agents.apps.evaluate import evaluate
 from agents.apps.rl_value import Args, main, train
+from agents.evaluation import EvaluationConfig as EvalArgs
+from agents.evaluation import evaluate
 from agents.training.contexts import merge_by_problem
 from agents.training.value import ValueLearner
 from pddlgym_sl.errors import ConfigError

@@ -147,8 +147,8 @@ def test_tiny_sweep_end_to_end_and_resume(tiny_dataset, tmp_path, dists, seeds):
 
 
 def test_expected_problems_agree_with_evaluate(tiny_dataset, tmp_path):
-    from agents.apps.evaluate import problem_files
-    from agents.apps.sweep.jobs import Planner
+    from agents.sweeping.jobs import Planner
+    from pddlgym_sl.envs.problems import problem_files
 
     planner = Planner(_args(tmp_path, problems=None))
     assert planner.expected_problems("ferry", tiny_dataset) == len(

@@ -13,17 +13,7 @@ import pytest
 from pddlgym_sl import State, load_task
 from pddlgym_sl.errors import PDDLError, PlanError
 from pddlgym_sl.task import NO_PROP, state_tables
-from tests.problems import DOMAINS, FERRY_3_2, GRIPPER_2, pyperplan_task
-
-PLAN_3_2 = [
-    "(board c0 l0)",
-    "(sail l0 l2)",
-    "(debark c0 l2)",
-    "(sail l2 l1)",
-    "(board c1 l1)",
-    "(sail l1 l0)",
-    "(debark c1 l0)",
-]
+from tests.problems import DOMAINS, FERRY_3_2, FERRY_3_2_PLAN, GRIPPER_2, pyperplan_task
 
 
 def test_compiled_arrays_describe_the_ferry_task(ferry_task):
@@ -141,11 +131,11 @@ def test_successors_equal_pyperplans_on_random_walks(domain, problem, write_prob
 
 def test_plan_validation_by_replay(ferry_task):
     t = ferry_task
-    states = t.validate_plan(PLAN_3_2)
-    assert len(states) == len(PLAN_3_2) + 1 and t.is_goal(states[-1]) and states[0] == t.init
-    assert t.validate_plan([t.action_index(a) for a in PLAN_3_2])[-1] == states[-1]
+    states = t.validate_plan(FERRY_3_2_PLAN)
+    assert len(states) == len(FERRY_3_2_PLAN) + 1 and t.is_goal(states[-1]) and states[0] == t.init
+    assert t.validate_plan([t.action_index(a) for a in FERRY_3_2_PLAN])[-1] == states[-1]
     with pytest.raises(PlanError, match="ends in a non-goal state"):
-        t.validate_plan(PLAN_3_2[:3])
+        t.validate_plan(FERRY_3_2_PLAN[:3])
     with pytest.raises(PlanError, match="step 2: action \\(board c0 l0\\) is not applicable"):
         t.validate_plan(["(board c0 l0)", "(board c0 l0)"])
     with pytest.raises(PlanError, match=r"step 1: .*not a ground action"):

@@ -19,10 +19,10 @@ import torch
 from numba import njit
 
 import domains
-from agents.apps.evaluate import Args as EvalArgs
-from agents.apps.evaluate import evaluate
 from agents.apps.supervised import Args, train
 from agents.errors import AgentError
+from agents.evaluation import EvaluationConfig as EvalArgs
+from agents.evaluation import evaluate
 from agents.heads import make_head
 from agents.learned_heuristic import LearnedHeuristic, TrainedModel, learned_heuristic
 from agents.models.wl import WLFeaturizer, WLLinear

@@ -127,8 +127,8 @@ QUICK_START_PLANS = 4
 def plan_test_problems(run_dir: Path, n: int, quiet: bool) -> list[str]:
     """GBFS with the run's model and with hFF on `n` problems of its test split (10,000
     evaluations each, `agents.evaluate`; results under ``<run>/eval/``): the lines to print."""
-    from agents.apps.evaluate import Args as EvaluateArgs
-    from agents.apps.evaluate import evaluate
+    from agents.evaluation import EvaluationConfig as EvaluateArgs
+    from agents.evaluation import evaluate
     from agents.training.records import run_args
 
     config = run_args(run_dir)[1]

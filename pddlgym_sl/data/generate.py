@@ -148,24 +148,34 @@ def run(args: Args) -> list[dict]:
         }
         return SolveConfig.satisficing(**limits) if args.labels == "satisficing" else SolveConfig(**limits)
 
+    def build(name: str, domain_file: Path, split: str, slots: list, split_dir: Path) -> dict:
+        """One split of `name` built with the command's settings (`build_split`)."""
+        return build_split(
+            name,
+            domain_file,
+            split,
+            slots,
+            split_dir,
+            config(split),
+            jobs=args.jobs,
+            progress=not args.quiet,
+            rebuild=args.rebuild,
+            upper=args.upper,
+            stop_after=args.stop_after,
+            backend=args.backend,
+            address=args.address,
+        )
+
     if args.preset is not None:
         preset = get_preset(args.preset, args.domain)
         root = args.out or Path(preset.root)
         return [
-            build_split(
+            build(
                 preset.domain,
                 domains.domain_file(preset.domain),
                 split,
                 specs[: args.limit],
                 root / preset.domain / split,
-                config(split),
-                jobs=args.jobs,
-                progress=not args.quiet,
-                rebuild=args.rebuild,
-                upper=args.upper,
-                stop_after=args.stop_after,
-                backend=args.backend,
-                address=args.address,
             )
             for split, specs in preset.splits.items()
         ]
@@ -193,24 +203,7 @@ def run(args: Args) -> list[dict]:
         name = args.domain
         splits = LABELLED_SPLITS if args.split == "all" else (args.split,)
         plan = {split: domains.split_specs(args.domain, split)[: args.limit] for split in splits}
-    return [
-        build_split(
-            name,
-            domain_file,
-            split,
-            slots,
-            root / name / split,
-            config(split),
-            jobs=args.jobs,
-            progress=not args.quiet,
-            rebuild=args.rebuild,
-            upper=args.upper,
-            stop_after=args.stop_after,
-            backend=args.backend,
-            address=args.address,
-        )
-        for split, slots in plan.items()
-    ]
+    return [build(name, domain_file, split, slots, root / name / split) for split, slots in plan.items()]
 
 
 def report(args: Args) -> int:

@@ -91,8 +91,30 @@ def new_work(ct: CutTask) -> LMCutWork:
     )
 
 
-# Fast Downward's enqueue_if_necessary (improve a proposition's hmax and queue it) is written out
-# where it is used: a numba call taking these arrays costs more than its body.
+# Fast Downward's enqueue_if_necessary and the queue's pop are inlined at numba's IR level
+# (inline="always") where they are used: a numba call taking these arrays costs more than its body.
+@njit(cache=CACHE, nogil=True, inline="always")
+def _enqueue_effects(o, t, eff_ptr, eff_idx, status, hmax, q):
+    """Operator `o` reaches its effects at cost `t`: each effect unreached or of a larger hmax
+    gets hmax `t` and is queued (Fast Downward's ``enqueue_if_necessary``)."""
+    for j in range(eff_ptr[o], eff_ptr[o + 1]):
+        e = eff_idx[j]
+        if status[e] == _UNREACHED or hmax[e] > t:
+            status[e] = _REACHED
+            hmax[e] = t
+            q_.push(q, t, e)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _pop_settled(q, hmax):
+    """The next queued proposition whose hmax is still the cost it was queued with (entries a
+    cheaper push made stale are dropped), or -1 when the queue is empty."""
+    settled = -1
+    while settled < 0 and not q_.is_empty(q):
+        popped, p = q_.pop(q)
+        if hmax[p] >= popped:
+            settled = p
+    return settled
 
 
 @njit(cache=CACHE, nogil=True)
@@ -119,11 +141,9 @@ def _first_exploration(ct, w, n_state):
             status[p] = _REACHED
             hmax[p] = 0
             q_.push(q, 0, p)
-    while not q_.is_empty(q):
-        popped, p = q_.pop(q)
+    p = _pop_settled(q, hmax)
+    while p >= 0:
         c = hmax[p]
-        if c < popped:
-            continue
         for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
             o = pre_of_idx[k]
             left = unsat[o] - 1
@@ -131,13 +151,8 @@ def _first_exploration(ct, w, n_state):
             if left == 0:
                 sup[o] = p
                 supcost[o] = c
-                t = c + cost[o]
-                for j in range(eff_ptr[o], eff_ptr[o + 1]):
-                    e = eff_idx[j]
-                    if status[e] == _UNREACHED or hmax[e] > t:
-                        status[e] = _REACHED
-                        hmax[e] = t
-                        q_.push(q, t, e)
+                _enqueue_effects(o, c + cost[o], eff_ptr, eff_idx, status, hmax, q)
+        p = _pop_settled(q, hmax)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -150,18 +165,10 @@ def _incremental_exploration(ct, w, n_cut):
     q_.add_virtual_pushes(q, ct.n_props)
     for i in range(n_cut):
         o = cut[i]
-        t = supcost[o] + cost[o]
-        for j in range(eff_ptr[o], eff_ptr[o + 1]):
-            e = eff_idx[j]
-            if status[e] == _UNREACHED or hmax[e] > t:
-                status[e] = _REACHED
-                hmax[e] = t
-                q_.push(q, t, e)
-    while not q_.is_empty(q):
-        popped, p = q_.pop(q)
+        _enqueue_effects(o, supcost[o] + cost[o], eff_ptr, eff_idx, status, hmax, q)
+    p = _pop_settled(q, hmax)
+    while p >= 0:
         c = hmax[p]
-        if c < popped:
-            continue
         for k in range(pre_of_ptr[p], pre_of_ptr[p + 1]):
             o = pre_of_idx[k]
             if sup[o] != p:
@@ -177,13 +184,8 @@ def _incremental_exploration(ct, w, n_cut):
                 new = hmax[s]
                 supcost[o] = new
                 if new != old:
-                    t = new + cost[o]
-                    for j in range(eff_ptr[o], eff_ptr[o + 1]):
-                        e = eff_idx[j]
-                        if status[e] == _UNREACHED or hmax[e] > t:
-                            status[e] = _REACHED
-                            hmax[e] = t
-                            q_.push(q, t, e)
+                    _enqueue_effects(o, new + cost[o], eff_ptr, eff_idx, status, hmax, q)
+        p = _pop_settled(q, hmax)
 
 
 @njit(cache=CACHE, nogil=True)

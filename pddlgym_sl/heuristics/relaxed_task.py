@@ -20,7 +20,7 @@ cached (weakly) on it.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import NamedTuple
 
@@ -140,23 +140,46 @@ def build_unary_task(task: CompiledTask) -> UnaryTask:
     unary = [unary[i] for i in _undominated(unary)]
     pre_ptr, pre_idx = _csr([list(u[0]) for u in unary])
     pre_of_ptr, pre_of_idx = _occurrences([list(u[0]) for u in unary], n_props)
+    columns = {
+        EFFECT: [u[1] for u in unary],
+        N_PRE: np.diff(pre_ptr),
+        BASE_COST: [u[3] for u in unary],
+        OPERATOR: [u[2] for u in unary],
+    }
+    return assemble_unary_task(
+        n_props, fdr.goal, columns, (pre_ptr, pre_idx), (pre_of_ptr, pre_of_idx), fdr.cost
+    )
+
+
+def assemble_unary_task(
+    n_props: int,
+    goal: Sequence[int] | np.ndarray,
+    columns: dict[int, Sequence[int] | np.ndarray],
+    pre: tuple[np.ndarray, np.ndarray],
+    pre_of: tuple[np.ndarray, np.ndarray],
+    op_cost: Sequence[int] | np.ndarray,
+) -> UnaryTask:
+    """A `UnaryTask` from its parts in any integer type: the goal propositions, the columns of
+    ``ops`` (`EFFECT`, `N_PRE`, `BASE_COST`, `OPERATOR`: one entry per unary operator), the
+    precondition lists and their inverse (``(ptr, idx)``) and each operator's cost; the goal mask,
+    the reset row and the operators without preconditions follow from them. The grounded task
+    (`build_unary_task`) and the lifted one (`pddlgym_sl.lifted.relaxed`) are built by it, so that
+    the kernels get the same layout and dtypes from both."""
     is_goal = np.zeros(n_props, dtype=np.int8)
-    is_goal[fdr.goal] = 1
-    ops = np.zeros((len(unary), 4), dtype=np.uint32)
-    ops[:, EFFECT] = [u[1] for u in unary]
-    ops[:, N_PRE] = np.diff(pre_ptr)
-    ops[:, BASE_COST] = [u[3] for u in unary]
-    ops[:, OPERATOR] = [u[2] for u in unary]
+    is_goal[goal] = 1
+    ops = np.zeros((len(columns[EFFECT]), 4), dtype=np.uint32)
+    for column, values in columns.items():
+        ops[:, column] = values
     return UnaryTask(
         n_props=n_props,
-        goal=np.asarray(fdr.goal, dtype=np.uint32),
+        goal=np.array(goal, dtype=np.uint32),
         is_goal=is_goal,
         ops=ops,
-        pre_ptr=pre_ptr.astype(np.uint32),
-        pre_idx=pre_idx.astype(np.uint32),
-        pre_of_ptr=pre_of_ptr.astype(np.uint32),
-        pre_of_idx=pre_of_idx.astype(np.uint32),
-        op_cost=np.asarray(fdr.cost, dtype=np.int64),
+        pre_ptr=pre[0].astype(np.uint32),
+        pre_idx=pre[1].astype(np.uint32),
+        pre_of_ptr=pre_of[0].astype(np.uint32),
+        pre_of_idx=pre_of[1].astype(np.uint32),
+        op_cost=np.array(op_cost, dtype=np.int64),
         reset=np.concatenate([ops[:, BASE_COST], ops[:, N_PRE]]),
         no_pre=np.flatnonzero(ops[:, N_PRE] == 0).astype(np.uint32),
     )

@@ -38,7 +38,14 @@ from numba import njit
 from numba.extending import overload
 
 from pddlgym_sl.heuristics.relaxation import RelaxationWork, explore_props, new_work, relaxed_plan
-from pddlgym_sl.heuristics.relaxed_task import BASE_COST, EFFECT, N_PRE, OPERATOR, UnaryTask
+from pddlgym_sl.heuristics.relaxed_task import (
+    BASE_COST,
+    EFFECT,
+    N_PRE,
+    OPERATOR,
+    UnaryTask,
+    assemble_unary_task,
+)
 from pddlgym_sl.lifted.heuristics import lifted_value
 from pddlgym_sl.lifted.join import OVERFLOW, build_views, enumerate_bindings
 from pddlgym_sl.lifted.query import JoinStats, LiftedError, Literal, Query, atom_codes, build_plan
@@ -302,25 +309,9 @@ def _unary_task(
     pre_of_idx = owner[order]
     pre_of_ptr = np.zeros(n_props + 1, dtype=np.int64)
     pre_of_ptr[1:] = np.cumsum(np.bincount(pre_idx, minlength=n_props))
-    ops = np.zeros((n_ops, 4), dtype=np.uint32)
-    ops[:, EFFECT] = effect
-    ops[:, N_PRE] = n_pre
-    ops[:, BASE_COST] = base_cost
-    ops[:, OPERATOR] = np.arange(n_ops)
-    is_goal = np.zeros(n_props, dtype=np.int8)
-    is_goal[task.goal] = 1
-    return UnaryTask(
-        n_props=n_props,
-        goal=task.goal.astype(np.uint32),
-        is_goal=is_goal,
-        ops=ops,
-        pre_ptr=pre_ptr.astype(np.uint32),
-        pre_idx=pre_idx.astype(np.uint32),
-        pre_of_ptr=pre_of_ptr.astype(np.uint32),
-        pre_of_idx=pre_of_idx.astype(np.uint32),
-        op_cost=base_cost.astype(np.int64),
-        reset=np.concatenate([ops[:, BASE_COST], ops[:, N_PRE]]),
-        no_pre=np.flatnonzero(n_pre == 0).astype(np.uint32),
+    columns = {EFFECT: effect, N_PRE: n_pre, BASE_COST: base_cost, OPERATOR: np.arange(n_ops)}
+    return assemble_unary_task(
+        n_props, task.goal, columns, (pre_ptr, pre_idx), (pre_of_ptr, pre_of_idx), base_cost
     )
 
 

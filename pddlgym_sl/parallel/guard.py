@@ -44,8 +44,10 @@ def _prctl(option: int, value: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below `pid` (Linux: from /proc; elsewhere none is found)."""
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux: from /proc; elsewhere none is found). Also what
+    `pddlgym_sl.fd` kills below a Fast Downward driver (this module imports only the standard
+    library, so the package can import it too)."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -67,7 +69,7 @@ def _kill_below(child: subprocess.Popen | None) -> None:
         with contextlib.suppress(OSError):
             child.kill()
     for _ in range(3):  # a process may fork while we kill: a few passes
-        pids = _descendants(os.getpid())
+        pids = descendants(os.getpid())
         if not pids:
             break
         for pid in pids:

@@ -43,7 +43,7 @@ import numpy as np
 from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.heuristics import Heuristic, make_heuristic
 from pddlgym_sl.search.expansion import Expander
-from pddlgym_sl.search.result import SearchResult
+from pddlgym_sl.search.result import SearchResult, evaluation_budget
 from pddlgym_sl.task import CompiledTask
 
 __all__ = ["ConfidenceHeuristic", "Threshold", "confidence_gbfs", "dual_gbfs"]
@@ -117,17 +117,11 @@ class _Search:
         max_evaluations: int | None,
         time_limit: float | None,
     ) -> None:
-        if max_evaluations is not None and (
-            isinstance(max_evaluations, bool) or int(max_evaluations) != max_evaluations
-        ):
-            raise ConfigError(f"max_evaluations must be a whole number, not {max_evaluations!r}")
-        if time_limit is not None and not time_limit > 0:
-            raise ConfigError(f"time_limit must be positive, not {time_limit!r}")
+        self.budget = evaluation_budget(max_evaluations, time_limit)
         if prioritize and threshold is None:
             raise ConfigError("the prioritizing queue needs a threshold")
         self.task, self.learned, self.symbolic = task, learned, symbolic
         self.threshold, self.prioritize = threshold, prioritize
-        self.budget = np.iinfo(np.int64).max if max_evaluations is None else max(int(max_evaluations), 0)
         self.time_limit = time_limit
         self.expand = Expander(task)
         self.index: dict[bytes, int] = {}

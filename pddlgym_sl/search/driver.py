@@ -28,7 +28,7 @@ from pddlgym_sl.memory import address_space_left, memory_limit_bytes, rss_bytes
 from pddlgym_sl.search import engine as eng
 from pddlgym_sl.search import open_lists as ol
 from pddlgym_sl.search.packing import task_packing
-from pddlgym_sl.search.result import SearchResult
+from pddlgym_sl.search.result import SearchResult, evaluation_budget
 from pddlgym_sl.search.successor_generator import successor_generator
 from pddlgym_sl.task import CompiledTask
 
@@ -120,15 +120,9 @@ class SearchRun:
         time_limit: float | None,
         memory_limit: float | None = None,
     ) -> None:
-        if max_evaluations is not None and (
-            isinstance(max_evaluations, bool) or int(max_evaluations) != max_evaluations
-        ):
-            raise ConfigError(f"max_evaluations must be a whole number, not {max_evaluations!r}")
-        if time_limit is not None and not time_limit > 0:
-            raise ConfigError(f"time_limit must be positive, not {time_limit!r}")
+        self._budget = evaluation_budget(max_evaluations, time_limit)
         self.task, self.astar = task, astar
         self._limit = memory_limit_bytes(memory_limit)
-        self._budget = np.iinfo(np.int64).max if max_evaluations is None else max(int(max_evaluations), 0)
         self._hargs, self.external = _heuristic_args(task, heuristic)
         self._start = time.perf_counter()
         self._deadline = None if time_limit is None else self._start + time_limit

@@ -1,10 +1,13 @@
-"""`SearchResult`: what every search function returns."""
+"""`SearchResult`: what every search function returns; `evaluation_budget`: the limits it is given."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
+from pddlgym_sl.errors import ConfigError
 from pddlgym_sl.task import CompiledTask
 
 
@@ -72,3 +75,16 @@ class SearchResult:
         d = asdict(self)
         d.pop("plan_indices")
         return d
+
+
+def evaluation_budget(max_evaluations: int | None, time_limit: float | None) -> int:
+    """The evaluation budget of a search given `max_evaluations` (None: no limit, the largest
+    int64; a negative one counts as 0), after checking the limits every search takes: a whole
+    number of evaluations and a positive time limit (`ConfigError` otherwise)."""
+    if max_evaluations is not None and (
+        isinstance(max_evaluations, bool) or int(max_evaluations) != max_evaluations
+    ):
+        raise ConfigError(f"max_evaluations must be a whole number, not {max_evaluations!r}")
+    if time_limit is not None and not time_limit > 0:
+        raise ConfigError(f"time_limit must be positive, not {time_limit!r}")
+    return int(np.iinfo(np.int64).max) if max_evaluations is None else max(int(max_evaluations), 0)

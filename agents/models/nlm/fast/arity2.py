@@ -24,21 +24,8 @@ from torch import Tensor
 
 from agents.errors import AgentError
 from agents.models.nlm.fast.arrays import DTYPES, as_array, needs_grad, packed, pad_lanes, pad_last
-from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, real_objects
-from agents.models.nlm.fast.simd import (
-    LANES,
-    vadd,
-    vbcast,
-    veq_select,
-    vfill,
-    vfma,
-    vgt_select,
-    vload,
-    vmul,
-    vsigmoid,
-    vstore,
-    vsub,
-)
+from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, real_objects, vmax_min_arg, vsigmoid_grad
+from agents.models.nlm.fast.simd import LANES, vadd, vbcast, veq_select, vfill, vfma, vload, vsigmoid, vstore
 from agents.models.nlm.fast.threads import parallel, split_batch
 
 __all__ = ["arity2_forward", "arity2_output", "arity2_weights"]
@@ -138,8 +125,7 @@ def arity2_forward(lo, hi, x1, parts, offs, weights, mask, exclude_self, reduce,
                             vstore(y, out, vsigmoid(vadd(pre, post)))
                         elif not (exclude_self and j == i):
                             jv = vfill(bias, j)
-                            kx, mx = vgt_select(pre, mx, jv, kx), vgt_select(pre, mx, pre, mx)
-                            kn, mn = vgt_select(mn, pre, jv, kn), vgt_select(mn, pre, pre, mn)
+                            mx, kx, mn, kn = vmax_min_arg(pre, jv, mx, kx, mn, kn)
                 if reduce:
                     out = (b * big_n + oi) * co + ob
                     vstore(ex, out, vsigmoid(vadd(mx, post)))
@@ -164,9 +150,9 @@ def _a2_pre_grad(b, objs, n, big_n, co, reduce, outs, grads, dpre, de0, de1):
             if reduce:  # each lane's gradient goes to the j equal to its argument
                 out = (b * big_n + oi) * co + ob
                 v = vload(ex, out)
-                gx = vmul(vload(g_ex, out), vmul(v, vsub(one, v)))
+                gx = vsigmoid_grad(vload(g_ex, out), v, one)
                 v = vload(fa, out)
-                gn = vmul(vload(g_fa, out), vmul(v, vsub(one, v)))
+                gn = vsigmoid_grad(vload(g_fa, out), v, one)
                 acc = vadd(gx, gn)
                 kx, kn = vload(ix, out), vload(im, out)
             for j in range(n):
@@ -176,7 +162,7 @@ def _a2_pre_grad(b, objs, n, big_n, co, reduce, outs, grads, dpre, de0, de1):
                 else:
                     out = ((b * big_n + oi) * big_n + objs[j]) * co + ob
                     v = vload(y, out)
-                    d = vmul(vload(dy, out), vmul(v, vsub(one, v)))
+                    d = vsigmoid_grad(vload(dy, out), v, one)
                     acc = vadd(acc, d)
                 vstore(dpre, (i * n + j) * co + ob, d)
                 vstore(de1, j * co + ob, vadd(vload(de1, j * co + ob), d))

@@ -53,21 +53,8 @@ from numba import njit
 from torch import Tensor
 
 from agents.models.nlm.fast.arrays import DTYPES, as_array, needs_grad, packed, pad_lanes, pad_last
-from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, real_objects
-from agents.models.nlm.fast.simd import (
-    LANES,
-    vadd,
-    vbcast,
-    veq_select,
-    vfill,
-    vfma,
-    vgt_select,
-    vload,
-    vmul,
-    vsigmoid,
-    vstore,
-    vsub,
-)
+from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, real_objects, vmax_min_arg, vsigmoid_grad
+from agents.models.nlm.fast.simd import LANES, vadd, vbcast, veq_select, vfill, vfma, vload, vsigmoid, vstore
 from agents.models.nlm.fast.threads import parallel, split_batch
 
 __all__ = [
@@ -77,6 +64,7 @@ __all__ = [
     "expand_weight",
     "gh_rows",
     "own_weight",
+    "pair_products",
     "pair_terms",
     "sigmoid_t",
 ]
@@ -84,15 +72,34 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- forward
 @njit(**INLINE)
+def pair_products(x, w, b, objs, u, v, ch, c0):
+    """The six products ``U_p[u, v] = x[u, v] @ w[:, p]`` (channels ``c0 .. c0 + 7``) of `pair_terms`,
+    each one multiply-add chain over ``x``'s channels (`agents.models.nlm.fast.arity3_memo` patches
+    pair terms from them, with the same results to the bit)."""
+    big_n, cx = x.shape[1], x.shape[3]
+    c6 = 6 * ch
+    x_off = ((b * big_n + objs[u]) * big_n + objs[v]) * cx
+    s0 = s1 = s2 = s3 = s4 = s5 = vfill(w, 0.0)
+    for q in range(cx):
+        xq = vbcast(x, x_off + q)
+        w_off = q * c6 + c0
+        s0 = vfma(xq, vload(w, w_off), s0)
+        s1 = vfma(xq, vload(w, w_off + ch), s1)
+        s2 = vfma(xq, vload(w, w_off + 2 * ch), s2)
+        s3 = vfma(xq, vload(w, w_off + 3 * ch), s3)
+        s4 = vfma(xq, vload(w, w_off + 4 * ch), s4)
+        s5 = vfma(xq, vload(w, w_off + 5 * ch), s5)
+    return s0, s1, s2, s3, s4, s5
+
+
+@njit(**INLINE)
 def pair_terms(x, w, bias, b, objs, n, pair):
     """Expansion terms of the arity-2 input ``x`` (``[B, N, N, C_x]``) for batch row ``b``, into
     ``pair = (A, B, C)`` (compact, flat ``[n, n, C]``): ``A[j, k] = U_4[j, k] + U_5[k, j]``,
     ``B[i, k] = U_1[i, k] + U_3[k, i]``, ``C[i, j] = U_0[i, j] + U_2[j, i] + bias`` with
     ``U_p[u, v] = x[u, v] @ w[:, p]`` (``w``: ``[C_x, 6 C]``, ``C = bias.size``)."""
     pa, pb, pc = pair
-    big_n, cx = x.shape[1], x.shape[3]
     ch = bias.shape[0]
-    c6 = 6 * ch
     for m in range(n * n):
         for c0 in range(0, ch, LANES):
             vstore(pa, m * ch + c0, vfill(pa, 0.0))
@@ -100,19 +107,9 @@ def pair_terms(x, w, bias, b, objs, n, pair):
             vstore(pc, m * ch + c0, vload(bias, c0))
     for u in range(n):
         for v in range(n):
-            x_off = ((b * big_n + objs[u]) * big_n + objs[v]) * cx
             uv, vu = (u * n + v) * ch, (v * n + u) * ch
             for c0 in range(0, ch, LANES):
-                s0 = s1 = s2 = s3 = s4 = s5 = vfill(pa, 0.0)
-                for q in range(cx):
-                    xq = vbcast(x, x_off + q)
-                    w_off = q * c6 + c0
-                    s0 = vfma(xq, vload(w, w_off), s0)
-                    s1 = vfma(xq, vload(w, w_off + ch), s1)
-                    s2 = vfma(xq, vload(w, w_off + 2 * ch), s2)
-                    s3 = vfma(xq, vload(w, w_off + 3 * ch), s3)
-                    s4 = vfma(xq, vload(w, w_off + 4 * ch), s4)
-                    s5 = vfma(xq, vload(w, w_off + 5 * ch), s5)
+                s0, s1, s2, s3, s4, s5 = pair_products(x, w, b, objs, u, v, ch, c0)
                 vstore(pc, uv + c0, vadd(vload(pc, uv + c0), s0))
                 vstore(pb, uv + c0, vadd(vload(pb, uv + c0), s1))
                 vstore(pc, vu + c0, vadd(vload(pc, vu + c0), s2))
@@ -148,8 +145,7 @@ def _exists_t(pair, b, objs, n, big_n, exclude_self, outs):
                         continue
                     v = vadd(vload(pa, (j * n + k) * ch + c0), vload(pb, (i * n + k) * ch + c0))
                     kv = vfill(pa, k)
-                    kx, mx = vgt_select(v, mx, kv, kx), vgt_select(v, mx, v, mx)
-                    kn, mn = vgt_select(mn, v, kv, kn), vgt_select(mn, v, v, mn)
+                    mx, kx, mn, kn = vmax_min_arg(v, kv, mx, kx, mn, kn)
                 _reduce_store(mx, mn, kx, kn, vload(pc, (i * n + j) * ch + c0), outs, out + c0)
 
 
@@ -231,8 +227,7 @@ def _exists_y(gh, pc2, b, objs, n, i, big_n, exclude_self, outs):
                     continue
                 v = vadd(vload(gh, (j * n + k) * c2p + ob), vload(gh, (k * n + j) * c2p + cp + ob))
                 kv = vfill(gh, k)
-                kx, mx = vgt_select(v, mx, kv, kx), vgt_select(v, mx, v, mx)
-                kn, mn = vgt_select(mn, v, kv, kn), vgt_select(mn, v, v, mn)
+                mx, kx, mn, kn = vmax_min_arg(v, kv, mx, kx, mn, kn)
             _reduce_store(mx, mn, kx, kn, vload(pc2, (i * n + j) * cp + ob), outs, out + ob)
 
 
@@ -289,9 +284,9 @@ def _route_pair(b, objs, n, i, j, exclude_self, outs, grads, dpair, gbuf, goff):
     one, zero = vfill(da, 1.0), vfill(da, 0.0)
     for c0 in range(0, ch, LANES):
         y = vload(ex, row + c0)
-        gx = vmul(vload(g_ex, row + c0), vmul(y, vsub(one, y)))
+        gx = vsigmoid_grad(vload(g_ex, row + c0), y, one)
         y = vload(fa, row + c0)
-        gn = vmul(vload(g_fa, row + c0), vmul(y, vsub(one, y)))
+        gn = vsigmoid_grad(vload(g_fa, row + c0), y, one)
         vstore(gbuf, goff + c0, gx)
         vstore(gbuf, goff + ch + c0, gn)
         c_off = (i * n + j) * ch + c0
@@ -411,7 +406,7 @@ def _sigmoid_t_grad(tb, dtb, n, ct, dpair):
                 for z in range(n):
                     t_off = ((x * n + y) * n + z) * ct + cb
                     tv = vload(tb, t_off)
-                    d = vmul(vload(dtb, t_off), vmul(tv, vsub(one, tv)))
+                    d = vsigmoid_grad(vload(dtb, t_off), tv, one)
                     a_off, b_off = (y * n + z) * ct + cb, (x * n + z) * ct + cb
                     vstore(da, a_off, vadd(vload(da, a_off), d))
                     vstore(db, b_off, vadd(vload(db, b_off), d))

@@ -61,11 +61,12 @@ from agents.models.nlm.fast.arity3_block import (
     expand_weight,
     gh_rows,
     own_weight,
+    pair_products,
     pair_terms,
     sigmoid_t,
 )
 from agents.models.nlm.fast.arrays import Workspace, allocate, pad_lanes, pad_last
-from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding
+from agents.models.nlm.fast.jit import INLINE, JIT, fill_padding, vmax_min
 from agents.models.nlm.fast.simd import (
     LANES,
     vadd,
@@ -198,7 +199,7 @@ def _row_max_min(pa, pb, q, with_q, i, j, n, ch, c0, exclude_self):
             v = vadd(vadd(vload(q, q_off + o), vload(pa, a_off + o)), vload(pb, b_off + o))
         else:
             v = vadd(vload(pa, a_off + o), vload(pb, b_off + o))
-        mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
+        mx, mn = vmax_min(v, mx, mn)
     return mx, mn
 
 
@@ -266,26 +267,6 @@ def _pair_terms(x, w, bias, b, objs, n, pair):
     pair_terms(x, w, bias, b, objs, n, pair)
 
 
-@njit(**INLINE)
-def _s6(x, w, b, objs, u, v, ch, c0):
-    """The six products ``U_p[u, v] = x[u, v] @ w[:, p]`` (channels ``c0 .. c0 + 7``) of `pair_terms`,
-    by the same multiply-add chains."""
-    big_n, cx = x.shape[1], x.shape[3]
-    c6 = 6 * ch
-    x_off = ((b * big_n + objs[u]) * big_n + objs[v]) * cx
-    s0 = s1 = s2 = s3 = s4 = s5 = vfill(w, 0.0)
-    for q in range(cx):
-        xq = vbcast(x, x_off + q)
-        w_off = q * c6 + c0
-        s0 = vfma(xq, vload(w, w_off), s0)
-        s1 = vfma(xq, vload(w, w_off + ch), s1)
-        s2 = vfma(xq, vload(w, w_off + 2 * ch), s2)
-        s3 = vfma(xq, vload(w, w_off + 3 * ch), s3)
-        s4 = vfma(xq, vload(w, w_off + 4 * ch), s4)
-        s5 = vfma(xq, vload(w, w_off + 5 * ch), s5)
-    return s0, s1, s2, s3, s4, s5
-
-
 @njit(**JIT)
 def _patch_pairs(x, w, bias, b, objs, n, marked, pair):
     """Recompute the entries ``(u, v)`` of ``pair = (A, B, C)`` (`pair_terms` of ``x``) where
@@ -302,8 +283,8 @@ def _patch_pairs(x, w, bias, b, objs, n, marked, pair):
                 continue
             uv = (u * n + v) * ch
             for c0 in range(0, ch, LANES):
-                f0, f1, _, _, f4, _ = _s6(x, w, b, objs, u, v, ch, c0)  # visit (u, v): own terms
-                _, _, g2, g3, _, g5 = _s6(x, w, b, objs, v, u, ch, c0)  # visit (v, u): swapped terms
+                f0, f1, _, _, f4, _ = pair_products(x, w, b, objs, u, v, ch, c0)  # visit (u, v): own terms
+                _, _, g2, g3, _, g5 = pair_products(x, w, b, objs, v, u, ch, c0)  # visit (v, u): swapped
                 if u <= v:
                     vstore(pc, uv + c0, vadd(vadd(vload(bias, c0), f0), g2))
                     vstore(pb, uv + c0, vadd(vadd(zero, f1), g3))
@@ -315,18 +296,24 @@ def _patch_pairs(x, w, bias, b, objs, n, marked, pair):
 
 
 # ----------------------------------------------------------------------------- differences
+@njit(**INLINE)
+def _differs(a, b, off, c):
+    """Whether the ``c`` entries of ``a`` and ``b`` from ``off`` on differ (stops at the first)."""
+    for ch in range(c):
+        if a[off + ch] != b[off + ch]:
+            return True
+    return False
+
+
 @njit(**JIT)
 def _mark_pairs(a, b, n, c, marked):
     """``marked[u, v] = marked[v, u] = True`` (flat ``[n, n]``) for every pair ``(u, v)`` where the
     compact ``[n, n, c]`` arrays ``a`` and ``b`` (bit patterns: unsigned views) differ."""
     for u in range(n):
         for v in range(n):
-            off = (u * n + v) * c
-            for ch in range(c):
-                if a[off + ch] != b[off + ch]:
-                    marked[u * n + v] = True
-                    marked[v * n + u] = True
-                    break
+            if _differs(a, b, (u * n + v) * c, c):
+                marked[u * n + v] = True
+                marked[v * n + u] = True
 
 
 @njit(**JIT)
@@ -367,14 +354,11 @@ def _pair_diff(a, b, n, c, changed, endpoint):
     number of ordered pairs marked."""
     for u in range(n):
         for v in range(n):
-            off = (u * n + v) * c
-            for ch in range(c):
-                if a[off + ch] != b[off + ch]:
-                    changed[u * n + v] = True
-                    changed[v * n + u] = True
-                    endpoint[u] = True
-                    endpoint[v] = True
-                    break
+            if _differs(a, b, (u * n + v) * c, c):
+                changed[u * n + v] = True
+                changed[v * n + u] = True
+                endpoint[u] = True
+                endpoint[v] = True
     count = 0
     for m in range(n * n):
         count += changed[m]
@@ -399,6 +383,30 @@ def _p(src, s_off, pa, a_off, pb, b_off, k, cp):
     """``P[i, j, k] = (Q[i, j, k] + A'[j, k]) + B'[i, k]``: the one expression every path uses."""
     o = k * cp
     return vadd(vadd(vload(src, s_off + o), vload(pa, a_off + o)), vload(pb, b_off + o))
+
+
+@njit(**INLINE)
+def _full_row(src, s_off, pa, a_off, pb, b_off, n, lo, hi, cp, post, outs, out):
+    """One row and channel block of ∃Y / ∀Y computed in full: ``σ(max_k P[i, j, k] + post)`` and the
+    min over every ``k`` but ``lo`` and ``hi`` (`_p`'s offsets) into ``outs[2]``, ``outs[3]`` at
+    ``out``."""
+    mx, mn = vfill(src, -np.inf), vfill(src, np.inf)
+    for k in range(n):
+        if k == lo or k == hi:  # noqa: SIM109 (numba)
+            continue
+        mx, mn = vmax_min(_p(src, s_off, pa, a_off, pb, b_off, k, cp), mx, mn)
+    vstore(outs[2], out, vsigmoid(vadd(mx, post)))
+    vstore(outs[3], out, vsigmoid(vadd(mn, post)))
+
+
+@njit(**INLINE)
+def _y_start(q, pair, outs, b, n):
+    """What the kernels of ∃Y / ∀Y start with: ``outs[2]``, ``outs[3]`` padded on batch row ``b``;
+    returns ``C_t`` and `_q_row`'s scratch (``tt``, ``qrow``)."""
+    ct = pair[0].size // (n * n)
+    for k in range(2, 4):
+        fill_padding(outs[k], b, n, 0.0)
+    return ct, np.empty(6 * ct, q.dtype), np.empty(n * outs[2].shape[3], q.dtype)
 
 
 @njit(**INLINE)
@@ -427,15 +435,12 @@ def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, spec
     ``P`` a derived state recomputes anyway), with their ``k`` (as floats; -inf / inf and -1 where
     there are fewer), into ``top`` (flat ``[n, n, TOP_SLOTS, C_p]``: max, its k, second, its k, ...,
     then min, its k, ...; one row's slots together, read in one stream). ``Q`` is the base's ``q``
-    recomputed on the triples of ``changed`` pairs (`_q_row`)."""
+    recomputed on the triples of ``changed`` pairs (`_q_row`). With an empty ``top`` only ∃Y / ∀Y
+    (`_plain_rows`)."""
+    keep = top.size > 0
     pa2, pb2, pc2 = pair2
     big_n, cp = outs[2].shape[1], outs[2].shape[3]
-    ct = pair[0].size // (n * n)
-    dt = q.dtype
-    tt = np.empty(6 * ct, dt)
-    qrow = np.empty(n * cp, dt)
-    for k in range(2, 4):
-        fill_padding(outs[k], b, n, 0.0)
+    ct, tt, qrow = _y_start(q, pair, outs, b, n)
     for i in range(n):
         for j in range(n):
             lo, hi = (min(i, j), max(i, j)) if exclude_self else (n, n)
@@ -447,6 +452,10 @@ def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, spec
             out = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
             for ob in range(0, cp, LANES):
                 a_off, b_off = j * n * cp + ob, i * n * cp + ob
+                if not keep:
+                    post = vload(pc2, (i * n + j) * cp + ob)
+                    _full_row(src, s_off + ob, pa2, a_off, pb2, b_off, n, lo, hi, cp, post, outs, out + ob)
+                    continue
                 m1 = m2 = m3 = m4 = sx = vfill(q, -np.inf)
                 n1 = n2 = n3 = n4 = sn = vfill(q, np.inf)
                 km1 = km2 = km3 = km4 = kn1 = kn2 = kn3 = kn4 = vfill(q, -1.0)
@@ -455,7 +464,7 @@ def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, spec
                         continue
                     v = _p(src, s_off + ob, pa2, a_off, pb2, b_off, k, cp)
                     if special[k]:
-                        sx, sn = vgt_select(v, sx, v, sx), vgt_select(sn, v, v, sn)
+                        sx, sn = vmax_min(v, sx, sn)
                         continue
                     kv = vfill(q, k)
                     m1, m2, m3, m4, km1, km2, km3, km4 = _insert4(v, kv, m1, m2, m3, m4, km1, km2, km3, km4)
@@ -472,36 +481,10 @@ def _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, spec
 
 @njit(**JIT)
 def _plain_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, b, objs, outs):
-    """∃Y / ∀Y of a state in full into ``outs[2]``, ``outs[3]`` (`_reference_rows` without keeping
-    extremes: the path of states of few objects, where a full pass costs less than bookkeeping)."""
-    pa2, pb2, pc2 = pair2
-    big_n, cp = outs[2].shape[1], outs[2].shape[3]
-    ct = pair[0].size // (n * n)
-    dt = q.dtype
-    tt = np.empty(6 * ct, dt)
-    qrow = np.empty(n * cp, dt)
-    for k in range(2, 4):
-        fill_padding(outs[k], b, n, 0.0)
-    for i in range(n):
-        for j in range(n):
-            lo, hi = (min(i, j), max(i, j)) if exclude_self else (n, n)
-            if endpoint[i] or endpoint[j]:
-                _q_row(q, pair, wq, ct, cp, n, i, j, changed, tt, qrow)
-                src, s_off = qrow, 0
-            else:
-                src, s_off = q, (i * n + j) * n * cp
-            out = ((b * big_n + objs[i]) * big_n + objs[j]) * cp
-            for ob in range(0, cp, LANES):
-                a_off, b_off = j * n * cp + ob, i * n * cp + ob
-                mx, mn = vfill(q, -np.inf), vfill(q, np.inf)
-                for k in range(n):
-                    if k == lo or k == hi:  # noqa: SIM109 (numba)
-                        continue
-                    v = _p(src, s_off + ob, pa2, a_off, pb2, b_off, k, cp)
-                    mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
-                post = vload(pc2, (i * n + j) * cp + ob)
-                vstore(outs[2], out + ob, vsigmoid(vadd(mx, post)))
-                vstore(outs[3], out + ob, vsigmoid(vadd(mn, post)))
+    """∃Y / ∀Y of a state in full into ``outs[2]``, ``outs[3]``: `_reference_rows` keeping no
+    extremes (the path of states of few objects, where a full pass costs less than bookkeeping)."""
+    no_special, no_top = np.zeros(n, np.bool_), np.empty(0, q.dtype)
+    _reference_rows(q, pair, pair2, wq, n, changed, endpoint, exclude_self, no_special, no_top, b, objs, outs)
 
 
 @njit(**JIT)
@@ -517,10 +500,8 @@ def _derived_rows(
     `_fill_columns`, unless it has no rows). Returns the number of rows computed in full."""
     pa2, pb2, pc2 = pair2
     big_n, cp = outs[2].shape[1], outs[2].shape[3]
-    ct = pair[0].size // (n * n)
+    ct, tt, qrow = _y_start(q, pair, outs, b, n)
     dt = q.dtype
-    tt = np.empty(6 * ct, dt)
-    qrow = np.empty(n * cp, dt)
     lanes = np.empty(LANES, dt)
     dlist = np.flatnonzero(touched)  # D: membership tests of the extremes
     nd = dlist.size
@@ -530,8 +511,6 @@ def _derived_rows(
     with_cols = cols.shape[0] > 0
     one, zero, half = vfill(q, 1.0), vfill(q, 0.0), vfill(q, 0.5)
     full_rows = 0
-    for k in range(2, 4):
-        fill_padding(outs[k], b, n, 0.0)
     for i in range(n):
         for j in range(n):
             lo, hi = (min(i, j), max(i, j)) if exclude_self else (n, n)
@@ -587,7 +566,7 @@ def _derived_rows(
                                 continue
                             v = vadd(vload(qd, t * cp + ob), vload(pa2, a_off + k * cp))
                             v = vadd(v, vload(pb2, b_off + k * cp))
-                            mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
+                            mx, mn = vmax_min(v, mx, mn)
                         vstore(outs[2], out + ob, vsigmoid(vadd(mx, post)))
                         vstore(outs[3], out + ob, vsigmoid(vadd(mn, post)))
                         continue
@@ -597,14 +576,7 @@ def _derived_rows(
                     if endpoint[i] or endpoint[j]:
                         _q_row(q, pair, wq, ct, cp, n, i, j, changed, tt, qrow)
                         src, s_off = qrow, 0
-                mx, mn = vfill(q, -np.inf), vfill(q, np.inf)
-                for k in range(n):
-                    if k == lo or k == hi:  # noqa: SIM109 (numba)
-                        continue
-                    v = _p(src, s_off + ob, pa2, a_off, pb2, b_off, k, cp)
-                    mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
-                vstore(outs[2], out + ob, vsigmoid(vadd(mx, post)))
-                vstore(outs[3], out + ob, vsigmoid(vadd(mn, post)))
+                _full_row(src, s_off + ob, pa2, a_off, pb2, b_off, n, lo, hi, cp, post, outs, out + ob)
     return full_rows
 
 

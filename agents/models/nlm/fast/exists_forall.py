@@ -16,7 +16,7 @@ from numba import njit
 from torch import Tensor
 
 from agents.models.nlm.fast.arrays import as_array, needs_grad, pad_lanes
-from agents.models.nlm.fast.jit import JIT
+from agents.models.nlm.fast.jit import JIT, vmax_min_arg
 from agents.models.nlm.fast.simd import LANES, vfill, vgt_select, vload, vstore
 
 __all__ = ["masked_max_min"]
@@ -40,8 +40,7 @@ def _max_min_fwd(x, mask, exclude_self, lo, hi, outs):
                     continue
                 v = vload(x, (r * n + z) * ch + c0)
                 zv = vfill(x, z)
-                ix, mx = vgt_select(v, mx, zv, ix), vgt_select(v, mx, v, mx)
-                im, mn = vgt_select(mn, v, zv, im), vgt_select(mn, v, v, mn)
+                mx, ix, mn, im = vmax_min_arg(v, zv, mx, ix, mn, im)
             empty = vgt_select(zero, ix, one, zero)  # 1 where no entry was valid
             vstore(mx_out, r * ch + c0, vgt_select(empty, zero, vfill(x, lo), mx))
             vstore(mn_out, r * ch + c0, vgt_select(empty, zero, vfill(x, hi), mn))

@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.models.nlm.fast.jit import INLINE, JIT, real_objects
-from agents.models.nlm.fast.simd import LANES, vadd, vbcast, vfill, vfma, vgt_select, vload, vsigmoid, vstore
+from agents.models.nlm.fast.jit import INLINE, JIT, real_objects, vmax_min
+from agents.models.nlm.fast.simd import LANES, vadd, vbcast, vfill, vfma, vload, vsigmoid, vstore
 
 __all__ = ["low_arity_forward"]
 
@@ -50,7 +50,7 @@ def _reduce_rows(x, row0, objs, n, skip, ch, c0, zero, one):
         if t == skip:
             continue
         v = vload(x, (row0 + objs[t]) * ch + c0)
-        mx, mn = vgt_select(v, mx, v, mx), vgt_select(mn, v, v, mn)
+        mx, mn = vmax_min(v, mx, mn)
     if n == 0 or (n == 1 and skip == 0):
         return zero, one
     return mx, mn
@@ -108,7 +108,7 @@ def low_arity_forward(lo, hi, xs, reds, mask, exclude_self, weights, flags, outs
                     own = _matvec(e2, t * c2r, c2r, w1, c1n, co1, ob, own)
                     own = _matvec(f2, t * c2r, c2r, w1, c1n + c2r, co1, ob, own)
                     if reduce1:
-                        mx, mn = vgt_select(own, mx, own, mx), vgt_select(mn, own, own, mn)
+                        mx, mn = vmax_min(own, mx, mn)
                     else:
                         y = vadd(own, const)
                         vstore(y1, (b * big_n + objs[t]) * co1 + ob, vsigmoid(y) if act else y)

@@ -7,9 +7,9 @@ counts (`kernels`, incremental from the previous state), the linear map (`export
 value:
 
 - N: ``μ = raw_0 (+ residual base)``; with ``clip``: ``min(max(μ, l), u)``;
-- TN: ``E[x]`` of ``TN(μ, σ, l - 0.1, u)`` (`agents.tn_mean`), σ fixed at 1/√2 or
-  ``0.1 + 10 sigmoid(raw_1)``; with an explicit ``u`` (anytime search): ``min(E[x], u)`` of
-  ``TN(μ, σ, l - 0.1, u + 0.1)``; ``clip`` as for N;
+- TN: ``E[x]`` of ``TN(μ, σ, l - 0.1, u)``, σ fixed at 1/√2 or ``0.1 + 10 sigmoid(raw_1)``; with
+  an explicit ``u`` (anytime search): ``min(E[x], u)`` of ``TN(μ, σ, l - 0.1, u + 0.1)``
+  (`agents.distributions.compiled.tn_value`); ``clip`` as for N;
 
 u being the head's default (1e5, or inf for ``upper="inf"``) where none is given. N without clip
 needs l only to spot dead ends, so it tests relaxed reachability there instead of computing l
@@ -60,14 +60,14 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from agents.distributions import FIXED_SIGMA, OPEN_BOUND_EPS, inverse_mills
+from agents.distributions.compiled import inverse_mills, learned_sigma_one, tn_value_one
+from agents.distributions.constants import FIXED_SIGMA
 from agents.errors import AgentError
 from agents.models.wl.compiled.export import WLExport, export_wl
 from agents.models.wl.compiled.graph import task_graph
 from agents.models.wl.compiled.kernels import counts_batch, linear_output, update, wl_arrays
 from agents.models.wl.compiled.symbolic import symbolic_args, symbolic_value
 from agents.registries import SEARCH_BOUNDS
-from agents.tn_mean import learned_sigma_one, tn_mean_one
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.heuristics.compiled import LAZY_VALUES, state_values, value_on_expansion
 from pddlgym_sl.numba_cache import CACHE
@@ -85,8 +85,6 @@ __all__ = [
 
 _JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
 _INLINE = {**_JIT, "inline": "always"}
-_EPS = OPEN_BOUND_EPS  # module constants: numba freezes them into the kernels
-_FIXED_SIGMA = FIXED_SIGMA
 # fields of WLEngineArgs.head
 _TN, _LEARN_SIGMA, _DEFAULT_UPPER, _CLIP, _SOLVABLE, _DEAD_ENDS_ONLY, _MODE, _SCREEN_BASE = range(8)
 # _MODE: how the value gets its bound (`SEARCH_BOUNDS`)
@@ -97,7 +95,7 @@ SCREEN_SIGMAS = 6.0
 
 def screen_tolerance(k: float = SCREEN_SIGMAS) -> float:
     """The most, in units of σ, by which a TN mean exceeds μ where ``μ − l ≥ k σ``:
-    ``φ(k) / Φ(k)`` (`agents.distributions.inverse_mills`; the default upper end, 1e5, adds
+    ``φ(k) / Φ(k)`` (`agents.distributions.compiled.inverse_mills`; the default upper end, 1e5, adds
     nothing measurable for μ below 1e4)."""
     return inverse_mills(k)
 
@@ -168,7 +166,7 @@ def wl_value(args, words, upper, has_upper, provisional):
     if head[_LEARN_SIGMA] != 0.0:
         sigma = learned_sigma_one(np.float64(np.float32(linear_output(ints, state, reals, 1))))
     else:
-        sigma = _FIXED_SIGMA
+        sigma = FIXED_SIGMA  # a module global: numba freezes it into the kernel
     if mode == _SCREENED:
         screen = base if head[_SCREEN_BASE] != 0.0 else symbolic_value(args.screen, words)
         if screen == np.inf:
@@ -178,10 +176,7 @@ def wl_value(args, words, upper, has_upper, provisional):
         lower = symbolic_value(args.lower, words)
         if lower == np.inf:
             return np.inf
-    if has_upper:
-        value = min(tn_mean_one(mu, sigma, lower - _EPS, u + _EPS), u)
-    else:
-        value = tn_mean_one(mu, sigma, lower - _EPS, u)
+    value = tn_value_one(mu, sigma, lower, u, has_upper)
     if head[_CLIP] != 0.0:
         value = min(max(value, lower), u)
     return value

@@ -292,6 +292,20 @@ def _recount(ints, words, reals, floats, o_counts, w_nonzero, old, new):
 
 
 @njit(**_INLINE)
+def _recolour(ints, words, reals, floats, o_counts, w_nonzero, at, node, new, listed, n):
+    """Give `node`, whose colour is stored at ``ints[at]``, the colour `new` if it has another one:
+    recount (`_recount`), store it and list the node at ``ints[listed + n]``. Returns the length of
+    that list of changed nodes, ``n + 1`` or ``n``."""
+    old = ints[at]
+    if new == old:
+        return n
+    _recount(ints, words, reals, floats, o_counts, w_nonzero, old, new)
+    ints[at] = new
+    ints[listed + n] = node
+    return n + 1
+
+
+@njit(**_INLINE)
 def _sort(a, start, n):
     """Sort ``a[start:start + n]`` ascending in place (insertion sort for the short lists of most
     nodes)."""
@@ -370,12 +384,9 @@ def update(ints, words, reals, floats, state):
             v = ints[o_fact_node + f]
             truth = 1 if (state[i] >> np.uint64(f & 63)) & one != 0 else 0
             new = ints[o_atom_col + 2 * v + truth]
-            old = ints[o_col + v]
-            if new != old:
-                _recount(ints, words, reals, floats, o_counts, w_nonzero, old, new)
-                ints[o_col + v] = new
-                ints[changed + n_changed] = v
-                n_changed += 1
+            n_changed = _recolour(
+                ints, words, reals, floats, o_counts, w_nonzero, o_col + v, v, new, changed, n_changed
+            )
 
     # ---- iterations 1..T: the nodes that changed and their neighbours
     for t in range(1, iterations + 1):
@@ -528,12 +539,9 @@ def update(ints, words, reals, floats, state):
                                 new = ints[o_kcolour + slot]
                                 break
                         s = (s + one) & mask
-                old = ints[cur + u]
-                if new != old:
-                    _recount(ints, words, reals, floats, o_counts, w_nonzero, old, new)
-                    ints[cur + u] = new
-                    ints[frontier + n_next] = u
-                    n_next += 1
+                n_next = _recolour(
+                    ints, words, reals, floats, o_counts, w_nonzero, cur + u, u, new, frontier, n_next
+                )
         changed, frontier = frontier, changed
         n_changed = n_next
 

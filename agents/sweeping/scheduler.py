@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from agents.apps.sweep.jobs import Job
+from agents.sweeping.jobs import Job
 from pddlgym_sl.parallel import CHILD_ENV, Backend, Unit, child_env, run_command, run_units
 
 __all__ = ["CHILD_ENV", "Scheduler", "run_job"]

@@ -23,7 +23,7 @@ table block per model (the paper's Table 1 is NLM; appendices E and F give STRIP
   ``val_mse_<model>.png`` (``val/mse`` of the TensorBoard events against the step, mean±std band
   over seeds, log y, as the paper's Figure 2).
 - **Confidence** (``--confidence``): Tables 1-3 of Heller et al. (SoCS 2022) and a reliability
-  diagram (`agents.apps.report.confidence`).
+  diagram (`agents.reporting.confidence`).
 
 CSV rows: one per (model, domain, config, dist, metric) with mean, std, n_seeds (seeds that have
 the value), n_runs (seeds in the group) and bold. Missing values (an unevaluated run, a domain
@@ -34,22 +34,13 @@ from fewer seeds than its group has is marked "†". The tables are printed to s
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tyro
 
-from agents.apps.report.collect import collect
-from agents.apps.report.tables import (
-    TABLE1_CAPTION,
-    TABLE2_CAPTION,
-    document,
-    format_stat,
-    table1,
-    table2,
-    write_csv,
-)
+from agents.reporting import Report, build_report
+from agents.reporting.tables import format_stat
 from pddlgym_sl.cli import Command, tyro_parse
 
 __all__ = ["Args", "Report", "build_report", "format_stat", "main"]
@@ -76,60 +67,13 @@ class Args:
     quiet: bool = False
     """do not print the tables"""
     confidence: bool = False
-    """also Heller et al.'s Tables 1-3 and the reliability diagram (agents/apps/report/confidence.py)"""
+    """also Heller et al.'s Tables 1-3 and the reliability diagram (agents/reporting/confidence.py)"""
     confidence_heuristic: str | None = None
     """heuristic of the confidence Table 2: Standard, U50, U90, W50, W90 (default: every one with
     confidence-aware evaluations, the paper's W50 first)"""
     confidence_search: str | None = None
     """search of the confidence Table 3: <gbfs|dual>-<config> (default: every confidence-aware search
     evaluated, the paper's dual-A40 first)"""
-
-
-@dataclass
-class Report:
-    """What `build_report` wrote."""
-
-    table1: str
-    table2: str
-    files: list[Path]
-    notes: list[str]
-
-
-def build_report(
-    runs: Sequence[Path],
-    out: Path,
-    split: str = "plan",
-    baselines: Sequence[Path] = (),
-    nll: bool = False,
-    plots: bool = True,
-    ddof: int = 1,
-) -> Report:
-    """Collect runs and baselines, write the tables (markdown + CSV) and plots to `out`."""
-    col = collect(runs, split, baselines)
-    out.mkdir(parents=True, exist_ok=True)
-    t1_tables, t2_tables, t1_notes, t2_notes = [], [], list(col.notes), []
-    for model in col.models():
-        t1, n1 = table1(col, model, nll=nll, ddof=ddof)
-        t2, n2 = table2(col, model, split, ddof=ddof)
-        t1_tables.append(t1)
-        t2_tables.append(t2)
-        t1_notes += n1
-        t2_notes += n2
-    md1 = document("Table 1: test accuracy", TABLE1_CAPTION, t1_tables, t1_notes)
-    md2 = document("Table 2: planning", TABLE2_CAPTION, t2_tables, t2_notes)
-    files = [out / "table1.md", out / "table1.csv", out / "table2.md", out / "table2.csv"]
-    files[0].write_text(md1)
-    write_csv(files[1], [r for t in t1_tables for r in t.csv_rows])
-    files[2].write_text(md2)
-    write_csv(files[3], [r for t in t2_tables for r in t.csv_rows])
-    plot_notes: list[str] = []
-    if plots and col.groups:
-        from agents.apps.report.plots import plot_coverage, plot_val_mse
-
-        for model in col.models():
-            files += plot_coverage(col, model, split, out, plot_notes)
-            files += plot_val_mse(col, model, out, plot_notes)
-    return Report(md1, md2, files, list(dict.fromkeys(col.notes + t1_notes + t2_notes + plot_notes)))
 
 
 def run(args: Args) -> int:
@@ -140,7 +84,7 @@ def run(args: Args) -> int:
         print(report.table2)
     files = report.files
     if args.confidence:
-        from agents.apps.report.confidence import write_confidence_report
+        from agents.reporting.confidence import write_confidence_report
 
         more, text = write_confidence_report(
             args.runs, args.out, args.confidence_heuristic, args.confidence_search, args.plots

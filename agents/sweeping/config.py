@@ -1,4 +1,5 @@
-"""The sweep's command line: which part of the grid to train, evaluate and report, and how."""
+"""`SweepConfig`, the flags of ``python -m agents.sweep``: which part of the grid to train, evaluate and
+report, and how."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from agents.registries import BOUNDS, DISTS, MODEL_NAMES, RESIDUALS, SIGMAS
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.parallel import BACKENDS, Backend
 
-__all__ = ["Args"]
+__all__ = ["SweepConfig"]
 
 
 @dataclass
-class Args:
+class SweepConfig:
     """Train, evaluate and report a subset of the paper's grid with local subprocesses (or Ray tasks)."""
 
     grid: Path = Path("configs/grid.yaml")

@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from agents.apps.sweep.args import Args
 from agents.config_files import resolve_config
 from agents.registries import BOUNDS, DISTS, RESIDUALS, SIGMAS
+from agents.sweeping.config import SweepConfig
 from pddlgym_sl.errors import ConfigError
 
 __all__ = ["DEFAULT_DATA", "Cell", "data_root", "grid_axes", "grid_cells", "preset"]
@@ -54,7 +54,7 @@ class Cell:
         return f"{self.domain}__{self.model}__{self.dist}__{self.sigma}__{self.residual}{bound}__s{self.seed}"
 
 
-def grid_cells(args: Args) -> list[Cell]:
+def grid_cells(args: SweepConfig) -> list[Cell]:
     """The cells of the grid file restricted by the command line, seed-major (seed 0 of every cell
     first, so that an interrupted sweep still covers the whole grid)."""
     try:
@@ -83,14 +83,14 @@ def grid_cells(args: Args) -> list[Cell]:
     return cells
 
 
-def preset(args: Args, cell: Cell) -> Path | None:
+def preset(args: SweepConfig, cell: Cell) -> Path | None:
     """The training preset ``configs/<domain>-<model>.yaml`` beside the grid file, if it exists and
     presets are on."""
     path = resolve_config(args.grid).parent / f"{cell.domain}-{cell.model}.yaml"
     return path if args.presets and path.is_file() else None
 
 
-def data_root(args: Args, cell: Cell) -> Path:
+def data_root(args: SweepConfig, cell: Cell) -> Path:
     """The dataset a cell trains on: --data, else its preset's, else the trainer's default."""
     if args.data is not None:
         return args.data

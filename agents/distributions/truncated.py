@@ -1,4 +1,4 @@
-r"""Gaussian and truncated Gaussian distributions, numerically stable and differentiable.
+r"""Gaussian and truncated Gaussian distributions in torch, numerically stable and differentiable.
 
 The learned heuristic of the paper is the mean of a truncated Gaussian ``TN(μ, σ, l, u)`` whose lower
 bound ``l`` is an admissible heuristic (section 3, Eq. 8-10).  During training ``μ`` is often many
@@ -6,7 +6,9 @@ bound ``l`` is an admissible heuristic (section 3, Eq. 8-10).  During training `
 returns NaN, ±inf, a mean outside ``[l, u]``, or NaN gradients.  This module implements the
 quantities the project needs -- ``mean``, ``variance``, ``log_prob`` and ``log_normalizer`` -- so that
 values and gradients (w.r.t. ``mu``, ``sigma``, ``low``, ``high`` and ``x``) are finite and accurate in
-every regime, in float32 as well as float64.  It depends on torch only.
+every regime, in float32 as well as float64.  It depends on torch only; its constants are those of
+`agents.distributions.constants`, and `agents.distributions.compiled` computes the same mean with numba
+for search.
 
 Notation
 --------
@@ -115,53 +117,31 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from agents.distributions.constants import (
+    CF_TERMS,
+    FAR_BOUND_D,
+    HALF_LOG_2PI,
+    INV_SQRT2,
+    INV_SQRT_2PI,
+    S0_COEF,
+    S1_COEF,
+    S2_COEF,
+    SQRT_2_OVER_PI,
+    TAYLOR_H,
+    TAYLOR_HC,
+    TAYLOR_TERMS,
+)
 from agents.errors import AgentError
 
-__all__ = [
-    "FIXED_SIGMA",
-    "OPEN_BOUND_EPS",
-    "SIGMA_MIN",
-    "SIGMA_RANGE",
-    "Gaussian",
-    "TruncatedGaussian",
-    "inverse_mills",
-    "log_interval_probability",
-]
-
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-SIGMA_MIN, SIGMA_RANGE = 0.1, 10.0
-"""A learned σ is ``SIGMA_MIN + SIGMA_RANGE * sigmoid(raw)`` (as pddlsl's ModelWrapper._clip_sigma):
-`agents.heads` in training, `agents.tn_mean` in search."""
-FIXED_SIGMA = 1.0 / math.sqrt(2.0)
-"""The fixed σ of the heads: the Gaussian NLL is then the squared error plus a constant."""
-OPEN_BOUND_EPS = 0.1
-"""A TN's open bounds, ``l − ε`` and ``u + ε`` (the paper's appendix B.3)."""
-
-
-def inverse_mills(k: float) -> float:
-    """``φ(k) / Φ(k)``: by how much, in units of σ, a Gaussian truncated below at ``μ − kσ`` has a
-    mean above μ (float64; the screening bound of `agents.models.wl.compiled.heuristic`)."""
-    return math.exp(-0.5 * k * k) / math.sqrt(2.0 * math.pi) / (0.5 * math.erfc(-k / math.sqrt(2.0)))
-
-
-# The regime thresholds and series coefficients below are public: `agents.tn_mean` compiles the
-# same formulas for search and must use the same constants.
-TAYLOR_H = 1.0  # T regime: h < 1 and h·c < 1.5 (see the module docstring)
-TAYLOR_HC = 1.5
-TAYLOR_TERMS = {torch.float64: 14, torch.float32: 9}  # k = 0..K-1 (Hermite degree ≤ 2K-1)
-_MAX_TERMS = 24
-FAR_BOUND_D = 700.0  # e^{-D} below this is treated as 0 (the far bound is irrelevant)
-
-_FACT = [math.factorial(n) for n in range(2 * _MAX_TERMS + 2)]
-S0_COEF = [1.0 / _FACT[2 * k + 1] for k in range(_MAX_TERMS)]
-S1_COEF = [-1.0 / ((2 * k + 3) * _FACT[2 * k + 1]) for k in range(_MAX_TERMS)]
-_S2_COEF = [1.0 / ((2 * k + 3) * _FACT[2 * k]) for k in range(_MAX_TERMS)]
+__all__ = ["Gaussian", "TensorLike", "TruncatedGaussian"]
 
 TensorLike = Tensor | float
+"""What the distributions accept for a parameter: a tensor or a Python number."""
+
+
+def _bits(dtype: torch.dtype) -> int:
+    """The key of the working dtype (float32 or float64) in the tables of `constants`."""
+    return 32 if dtype == torch.float32 else 64
 
 
 def _as_tensors(*values: TensorLike) -> tuple[list[Tensor], torch.dtype]:
@@ -179,13 +159,6 @@ def _as_tensors(*values: TensorLike) -> tuple[list[Tensor], torch.dtype]:
     return list(torch.broadcast_tensors(*tensors)), dtype
 
 
-# (t_min, terms): continued-fraction terms that reach rounding level for all t ≥ t_min
-CF_TERMS = {
-    torch.float64: ((20.0, 8), (12.0, 12), (8.0, 16), (5.0, 24), (4.0, 32), (3.0, 48)),
-    torch.float32: ((20.0, 4), (8.0, 6), (5.0, 8), (4.0, 10), (3.0, 12), (2.0, 24)),
-}
-
-
 def _tail(t: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     r"""One-sided tail quantities of the standard normal beyond ``t ≥ 0`` (``t`` finite).
 
@@ -199,14 +172,14 @@ def _tail(t: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """
     if t.numel() == 0:
         return t, t, t
-    table = CF_TERMS[torch.float64 if t.dtype == torch.float64 else torch.float32]
+    table = CF_TERMS[_bits(t.dtype)]
     start = table[-1][0]
     with torch.no_grad():
         use_cf = t >= start
         n_cf = int(use_cf.sum())
     if n_cf < t.numel():
         td = torch.where(use_cf, 0.0, t)
-        lam_d = _SQRT_2_OVER_PI / torch.special.erfcx(td * _INV_SQRT2)
+        lam_d = SQRT_2_OVER_PI / torch.special.erfcx(td * INV_SQRT2)
         g_d = lam_d - td
         m2_d = 1.0 - td * g_d
         if n_cf == 0:
@@ -250,20 +223,20 @@ def _taylor(h: Tensor, c: Tensor) -> _Stats:
     hn_prev, hn = torch.ones_like(h), ch  # He_0 h^0, He_1 h^1
     s0 = torch.zeros_like(h) + S0_COEF[0]
     s1 = S1_COEF[0] * hn
-    s2 = torch.zeros_like(h) + _S2_COEF[0]
-    for k in range(1, TAYLOR_TERMS.get(h.dtype, TAYLOR_TERMS[torch.float64])):
+    s2 = torch.zeros_like(h) + S2_COEF[0]
+    for k in range(1, TAYLOR_TERMS[_bits(h.dtype)]):
         # advance to H_{2k} and H_{2k+1}
         n = 2 * k - 1
         hn_prev, hn = hn, ch * hn - n * h2 * hn_prev  # H_{2k}
         s0 = s0 + S0_COEF[k] * hn
-        s2 = s2 + _S2_COEF[k] * hn
+        s2 = s2 + S2_COEF[k] * hn
         hn_prev, hn = hn, ch * hn - (n + 1) * h2 * hn_prev  # H_{2k+1}
         s1 = s1 + S1_COEF[k] * hn
     # The variance is returned in units of h² (Var/(σh)² = S2/(h² S0) − (S1/(h S0))²): Var/σ² itself is
     # ~h²/3, which underflows float32 for σ ≳ 1e19 times the width, and σ² overflows there.
     s1_h = s1 / s0
     var_h = s2 / s0 - s1_h * s1_h
-    return _Stats(k=torch.log(2.0 * h) + torch.log(s0) - _HALF_LOG_2PI, off=h * s1_h, var=var_h)
+    return _Stats(k=torch.log(2.0 * h) + torch.log(s0) - HALF_LOG_2PI, off=h * s1_h, var=var_h)
 
 
 def _upper_tail_regime(a: Tensor, w: Tensor, far_inf: Tensor) -> _Stats:
@@ -285,7 +258,7 @@ def _upper_tail_regime(a: Tensor, w: Tensor, far_inf: Tensor) -> _Stats:
     one_m_r = torch.where(far_inf, 1.0, -torch.expm1(-d) + e * (w + g_b - g_a) / lam_b)
     off = (g_a - r * (g_b + w)) / one_m_r
     m2 = (m2_a - r * (m2_b + 2.0 * w * g_b + w * w)) / one_m_r
-    k = torch.log(one_m_r) - torch.log(lam_a) - _HALF_LOG_2PI
+    k = torch.log(one_m_r) - torch.log(lam_a) - HALF_LOG_2PI
     return _Stats(k=k, off=off, var=m2 - off * off)
 
 
@@ -295,17 +268,17 @@ def _central_regime(a: Tensor, w: Tensor, near_inf: Tensor, far_inf: Tensor) -> 
     w = torch.where(far_inf, 2.0 - a, w)
     b = a + w
     zeros = torch.zeros_like(a)
-    tail_lo = torch.where(near_inf, zeros, 0.5 * torch.special.erfc(-a * _INV_SQRT2))
-    tail_hi = torch.where(far_inf, zeros, 0.5 * torch.special.erfc(b * _INV_SQRT2))
-    erf_lo = torch.where(near_inf, zeros + 1.0, torch.special.erf(-a * _INV_SQRT2))
-    erf_hi = torch.where(far_inf, zeros + 1.0, torch.special.erf(b * _INV_SQRT2))
+    tail_lo = torch.where(near_inf, zeros, 0.5 * torch.special.erfc(-a * INV_SQRT2))
+    tail_hi = torch.where(far_inf, zeros, 0.5 * torch.special.erfc(b * INV_SQRT2))
+    erf_lo = torch.where(near_inf, zeros + 1.0, torch.special.erf(-a * INV_SQRT2))
+    erf_hi = torch.where(far_inf, zeros + 1.0, torch.special.erf(b * INV_SQRT2))
     tails = tail_lo + tail_hi
     with torch.no_grad():
         small_tails = tails < 0.5
     z = 0.5 * (erf_lo + erf_hi)
     log_z = torch.where(small_tails, torch.log1p(-torch.where(small_tails, tails, 0.0)), torch.log(z))
-    phi_a = torch.where(near_inf, zeros, torch.exp(-0.5 * a * a) * _INV_SQRT_2PI)
-    phi_b = torch.where(far_inf, zeros, torch.exp(-0.5 * b * b) * _INV_SQRT_2PI)
+    phi_a = torch.where(near_inf, zeros, torch.exp(-0.5 * a * a) * INV_SQRT_2PI)
+    phi_b = torch.where(far_inf, zeros, torch.exp(-0.5 * b * b) * INV_SQRT_2PI)
     d = torch.where(far_inf, 1.0, w * (a + b) * 0.5)  # safe: e^{−D} is unused, but its gradient is not
     dphi = phi_a * torch.where(far_inf, zeros + 1.0, -torch.expm1(-d))  # φ(a) − φ(b) ≥ 0
     off = dphi / z
@@ -383,7 +356,7 @@ class Gaussian:
         """Log density at ``x`` (broadcast against the batch shape)."""
         x = torch.as_tensor(x, dtype=self.mu.dtype, device=self.mu.device)
         xi = (x - self.mu) / self.sigma
-        return (-torch.log(self.sigma) - 0.5 * xi * xi - _HALF_LOG_2PI).to(self._dtype)
+        return (-torch.log(self.sigma) - 0.5 * xi * xi - HALF_LOG_2PI).to(self._dtype)
 
     def __repr__(self) -> str:
         return f"Gaussian(batch_shape={tuple(self.batch_shape)})"
@@ -533,21 +506,8 @@ class TruncatedGaussian:
             inside = (x >= self.low) & (x <= self.high)
         x_safe = torch.where(inside, x, self._pivot)
         u = self._sign * (x_safe - self._pivot) / self.sigma - self._shift  # ξ' − p
-        lp = -torch.log(self.sigma) - _HALF_LOG_2PI - 0.5 * u * (u + 2.0 * self._p) - self._k
+        lp = -torch.log(self.sigma) - HALF_LOG_2PI - 0.5 * u * (u + 2.0 * self._p) - self._k
         return torch.where(inside, lp, -math.inf).to(self._dtype)
 
     def __repr__(self) -> str:
         return f"TruncatedGaussian(batch_shape={tuple(self.batch_shape)})"
-
-
-def log_interval_probability(mu: TensorLike, sigma: TensorLike, low: TensorLike, high: TensorLike) -> Tensor:
-    r"""``log P(low ≤ X ≤ high)`` for ``X ~ N(μ, σ)``: ``log(Φ((high − μ)/σ) − Φ((low − μ)/σ))``,
-    the log-likelihood of an *interval-censored* observation (h* known only to lie in
-    ``[low, high]``, `agents.heads.Head.interval_nll`).
-
-    It is the normalizer ``log Z`` of ``TN(μ, σ, low, high)``, computed as that is (module
-    docstring): from the far tail where μ lies beyond an end, so that it stays finite and accurate
-    when μ is thousands of σ outside the interval (a naive difference of two cdfs is 0 there, and
-    its log ``-inf``), and by the Taylor regime for intervals much shorter than σ; differentiable
-    in every argument, with finite gradients. ``high`` may be ``+inf`` and ``low`` ``-inf``."""
-    return TruncatedGaussian(mu, sigma, low, high).log_normalizer

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.apps.report.collect import domain_key, is_training_run, model_key, read_json, walk_runs
+from agents.reporting.collect import domain_key, is_training_run, model_key, read_json, walk_runs
 
 __all__ = [
     "ConfidenceRun",

@@ -1,7 +1,7 @@
 """The paper's Tables 1 and 2 from collected runs: cells (mean±std over seeds), bold, markdown, CSV.
 
 `table1` (test accuracy) and `table2` (planning) build one model's block; `document` joins blocks
-into a markdown file and `write_csv` writes their CSV rows (see `agents.apps.report`).
+into a markdown file and `write_csv` writes their CSV rows (see `agents.reporting`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.apps.report.collect import Collection, Config, Run, mean_std, model_label
+from agents.reporting.collect import Collection, Config, Run, mean_std, model_label
 
 __all__ = [
     "TABLE1_CAPTION",

@@ -1,7 +1,7 @@
 """The report's figures: coverage against evaluation budget, and validation MSE during training.
 
 matplotlib (Agg backend) and TensorBoard's event reader are imported inside the functions, so
-importing this module (or `agents.apps.report`) costs nothing and never touches a display.
+importing this module (or `agents.reporting`) costs nothing and never touches a display.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.apps.report.collect import Collection, Run, model_label, problem_results
+from agents.reporting.collect import Collection, Run, model_label, problem_results
 
 # N dashed, N+clip dotted, TN solid; one colour per configuration.
 _STYLES = {"N": "--", "N+clip": ":", "TN": "-"}

@@ -8,9 +8,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.apps.report.collect import read_json
-from agents.apps.sweep.args import Args
-from agents.apps.sweep.grid import Cell, data_root, preset
+from agents.reporting.collect import read_json
+from agents.sweeping.config import SweepConfig
+from agents.sweeping.grid import Cell, data_root, preset
 
 __all__ = [
     "Job",
@@ -45,13 +45,13 @@ class Job:
         return {"eval": 0, "train": 1, "baseline": 2}[self.kind]
 
 
-def resume_command(args: Args, cell: Cell) -> list[str]:
+def resume_command(args: SweepConfig, cell: Cell) -> list[str]:
     """`agents.supervised` continuing a cell's run."""
     cmd = [sys.executable, "-m", "agents.supervised", "--quiet", "--resume", str(args.out / cell.name)]
     return cmd + (["--steps", str(args.steps)] if args.steps else [])
 
 
-def train_command(args: Args, cell: Cell) -> list[str]:
+def train_command(args: SweepConfig, cell: Cell) -> list[str]:
     """`agents.supervised` for a cell: continue it when args.json exists, else start it."""
     run = args.out / cell.name
     cmd = [sys.executable, "-m", "agents.supervised", "--quiet"]
@@ -77,21 +77,21 @@ def train_command(args: Args, cell: Cell) -> list[str]:
     return cmd
 
 
-def _eval_options(args: Args) -> list[str]:
+def _eval_options(args: SweepConfig) -> list[str]:
     cmd = ["--split", args.split, "--limit", str(args.limit), "--quiet"]
     return cmd + (["--problems", str(args.problems)] if args.problems is not None else [])
 
 
-def eval_command(args: Args, cell: Cell, clip: bool) -> list[str]:
+def eval_command(args: SweepConfig, cell: Cell, clip: bool) -> list[str]:
     cmd = [sys.executable, "-m", "agents.evaluate", "--run", str(args.out / cell.name), *_eval_options(args)]
     return cmd + (["--clip"] if clip else [])
 
 
-def baseline_dir(args: Args, domain: str) -> Path:
+def baseline_dir(args: SweepConfig, domain: str) -> Path:
     return args.out / "baselines" / f"{domain}__hff" / "eval" / args.split
 
 
-def baseline_command(args: Args, domain: str, data: Path) -> list[str]:
+def baseline_command(args: SweepConfig, domain: str, data: Path) -> list[str]:
     cmd = [sys.executable, "-m", "agents.evaluate", "--heuristic", "hff", "--domain", domain]
     return [*cmd, "--data", str(data), "--out", str(baseline_dir(args, domain)), *_eval_options(args)]
 
@@ -99,20 +99,21 @@ def baseline_command(args: Args, domain: str, data: Path) -> list[str]:
 class Planner:
     """Decides which jobs are still needed, reading what earlier sweeps left behind."""
 
-    def __init__(self, args: Args) -> None:
+    def __init__(self, args: SweepConfig) -> None:
         self.args = args
         self.counts: dict[tuple[str, str], int] = {}
         self.warnings: list[str] = []
 
     def expected_problems(self, domain: str, data: Path | None) -> int:
-        """How many problems `agents.evaluate` evaluates (the same `problem_files` and `spread`):
-        the dataset's own copies of the split, else the paper's Table 3 split."""
+        """How many problems `agents.evaluate` evaluates (`agents.evaluation.select_problems`): the
+        dataset's own copies of the split, else the paper's Table 3 split."""
         key = (domain, str(data))
         if key not in self.counts:
-            from pddlgym_sl.envs.problems import problem_files, spread
+            from agents.evaluation import EvaluationConfig, select_problems
 
-            files = problem_files(domain, self.args.split, data)
-            self.counts[key] = len(spread(files, self.args.problems))
+            config = EvaluationConfig(heuristic="hff", domain=domain, split=self.args.split, data=data,
+                                      problems=self.args.problems)  # fmt: skip
+            self.counts[key] = len(select_problems(config).files)
         return self.counts[key]
 
     def eval_done(self, directory: Path, domain: str, data: Path | None) -> bool:
@@ -168,7 +169,7 @@ class Plan:
     """(data, domain) pairs that the training jobs need"""
 
 
-def plan(args: Args, cells: list[Cell]) -> Plan:
+def plan(args: SweepConfig, cells: list[Cell]) -> Plan:
     """Decide, from what is on disk, which jobs of the grid are still to run."""
     planner = Planner(args)
     jobs: list[Job] = []

@@ -1,57 +1,77 @@
-r"""The mean of a truncated Gaussian for search: the formula of `agents.distributions`, compiled.
+r"""The truncated Gaussian for search, compiled: the formulas of `agents.distributions.truncated` in numba.
 
 Why a second implementation: GBFS evaluates the few new successors of one expansion per call, and
-`agents.distributions.TruncatedGaussian` spends about a millisecond on them in some 300 tiny torch
-operations (all regimes' set-up, the variance and ``log Z`` that search does not need) -- more than
-the network. `tn_mean` computes only ``E[x]``, element by element in float64 with numba, by the
-same numerically stable formulas (canonical frame, regimes T / A / M, continued fraction for the
-tail; see the docstring of `agents.distributions`), so it agrees with ``TruncatedGaussian(...).mean``
-to rounding (tests/test_distributions.py compares them). It is an inference path only: no
-gradients. ``erfcx(x)`` (which `math` lacks) is ``exp(x²) erfc(x)``, evaluated only for
-``x = t/√2 < 3/√2`` where that product loses no digits.
+`truncated.TruncatedGaussian` spends about a millisecond on them in some 300 tiny torch operations
+(all regimes' set-up, the variance and ``log Z`` that search does not need) -- more than the
+network, and a compiled heuristic (`agents.models.wl.compiled.heuristic`) cannot call torch at all.
+`tn_mean` computes only ``E[x]``, element by element in float64 with numba, by the same numerically
+stable formulas and constants (`constants`: canonical frame, regimes T / A / M, continued fraction
+for the tail; see the docstring of `truncated`), so it agrees with ``TruncatedGaussian(...).mean``
+to rounding (tests/test_distributions.py compares them). On it, `tn_value` is the TN head's search
+value (open bounds, the explicit upper bound), and `learned_sigma` the head's σ, for the numpy path
+of `agents.heads` and the compiled WL heuristic alike. It is an inference path only: no gradients.
+``erfcx(x)`` (which `math` lacks) is ``exp(x²) erfc(x)``, evaluated only for ``x = t/√2 < 3/√2``
+where that product loses no digits.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-import torch
 from numba import njit
 
-from agents.distributions import (
+from agents.distributions.constants import (
     CF_TERMS,
     FAR_BOUND_D,
+    INV_SQRT2,
+    INV_SQRT_2PI,
+    OPEN_BOUND_EPS,
     S0_COEF,
     S1_COEF,
     SIGMA_MIN,
     SIGMA_RANGE,
+    SQRT2,
+    SQRT_2_OVER_PI,
+    SQRT_2PI,
     TAYLOR_H,
     TAYLOR_HC,
     TAYLOR_TERMS,
 )
 from pddlgym_sl.numba_cache import CACHE
 
-__all__ = ["learned_sigma", "learned_sigma_one", "tn_mean", "tn_mean_one"]
+__all__ = [
+    "inverse_mills",
+    "learned_sigma",
+    "learned_sigma_one",
+    "tn_mean",
+    "tn_mean_one",
+    "tn_value",
+    "tn_value_one",
+]
 
 _JIT = {"cache": CACHE, "error_model": "numpy"}
-_CF = CF_TERMS[torch.float64]
+_CF = CF_TERMS[64]
 _CF_START = _CF[-1][0]
 _CF_T0 = np.array([t0 for t0, _ in _CF])
 _CF_N = np.array([n for _, n in _CF], dtype=np.int64)
 _S0 = np.array(S0_COEF)
 _S1 = np.array(S1_COEF)
-_N_TAYLOR = TAYLOR_TERMS[torch.float64]
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_N_TAYLOR = TAYLOR_TERMS[64]
+
+
+def inverse_mills(k: float) -> float:
+    """``φ(k) / Φ(k)``: by how much, in units of σ, a Gaussian truncated below at ``μ − kσ`` has a
+    mean above μ (float64; the screening bound of `agents.models.wl.compiled.heuristic`)."""
+    return math.exp(-0.5 * k * k) / SQRT_2PI / (0.5 * math.erfc(-k / SQRT2))
 
 
 @njit(**_JIT)
 def _tail(t):
-    """``(λ(t), g(t))`` of `agents.distributions._tail` (float64)."""
+    """``(λ(t), g(t))`` of `truncated._tail` (float64)."""
     if t < _CF_START:
-        lam = _SQRT_2_OVER_PI / (math.exp(0.5 * t * t) * math.erfc(t * _INV_SQRT2))
+        lam = SQRT_2_OVER_PI / (math.exp(0.5 * t * t) * math.erfc(t * INV_SQRT2))
         return lam, lam - t
     n_terms = _CF_N[-1]
     for i in range(_CF_T0.shape[0]):
@@ -103,10 +123,10 @@ def _central_off(a, w, near_inf, far_inf):
     if far_inf:
         w = 2.0 - a
     b = a + w
-    erf_lo = 1.0 if near_inf else math.erf(-a * _INV_SQRT2)
-    erf_hi = 1.0 if far_inf else math.erf(b * _INV_SQRT2)
+    erf_lo = 1.0 if near_inf else math.erf(-a * INV_SQRT2)
+    erf_hi = 1.0 if far_inf else math.erf(b * INV_SQRT2)
     z = 0.5 * (erf_lo + erf_hi)
-    phi_a = 0.0 if near_inf else math.exp(-0.5 * a * a) * _INV_SQRT_2PI
+    phi_a = 0.0 if near_inf else math.exp(-0.5 * a * a) * INV_SQRT_2PI
     dphi = phi_a if far_inf else phi_a * -math.expm1(-(w * (a + b) * 0.5))
     return dphi / z
 
@@ -138,6 +158,18 @@ def tn_mean_one(m, s, lo, hi):
             pivot, off = m, _central_off(a, w, lo_inf and hi_inf, far_inf)
     v = pivot + sign * s * off
     return lo if v < lo else (hi if v > hi else v)
+
+
+@njit(**_JIT)
+def tn_value_one(mu, sigma, lower, upper, explicit):
+    """The TN head's search value for one element (`agents.heads.TruncatedGaussianHead.heuristic`):
+    ``E[x]`` of ``TN(μ, σ, l − ε, u)`` with the head's default ``u`` (1e5 or inf, not opened), or,
+    for an `explicit` ``u`` (a plan's cost, ``C − g`` in anytime search), ``min(E[x], u)`` of
+    ``TN(μ, σ, l − ε, u + ε)``: h* ≤ u is certain, so the value does not take the ε above it
+    (``ε = OPEN_BOUND_EPS``)."""
+    if explicit:
+        return min(tn_mean_one(mu, sigma, lower - OPEN_BOUND_EPS, upper + OPEN_BOUND_EPS), upper)
+    return tn_mean_one(mu, sigma, lower - OPEN_BOUND_EPS, upper)
 
 
 @njit(**_JIT)
@@ -176,3 +208,12 @@ def tn_mean(mu: np.ndarray, sigma: np.ndarray, low: np.ndarray, high: np.ndarray
     out = np.empty(flat[0].shape[0])
     _tn_mean(*flat, out)
     return out.reshape(shape)
+
+
+def tn_value(mu: np.ndarray, sigma: np.ndarray, lower: np.ndarray, upper: Any, explicit: bool) -> np.ndarray:
+    """`tn_value_one` elementwise (float64, broadcast; `upper` an array or the default's number)."""
+    lower = np.asarray(lower, dtype=np.float64)
+    if not explicit:
+        return tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, upper)
+    upper = np.asarray(upper, dtype=np.float64)
+    return np.minimum(tn_mean(mu, sigma, lower - OPEN_BOUND_EPS, upper + OPEN_BOUND_EPS), upper)

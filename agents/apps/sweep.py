@@ -38,14 +38,18 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from agents.apps.sweep.args import Args
-from agents.apps.sweep.grid import Cell, grid_cells
-from agents.apps.sweep.jobs import Job, plan
-from agents.apps.sweep.scheduler import Scheduler
+from agents.sweeping.config import SweepConfig
+from agents.sweeping.grid import Cell, grid_cells
+from agents.sweeping.jobs import Job, plan
+from agents.sweeping.scheduler import Scheduler
 from pddlgym_sl.cli import Command, tyro_parse
 from pddlgym_sl.parallel import stop_on_signals
 
 __all__ = ["Args", "Cell", "Job", "Scheduler", "SweepResult", "grid_cells", "main", "plan", "sweep"]
+
+
+Args = SweepConfig
+"""The command's flags (field docstrings are their help texts)."""
 
 
 @dataclass
@@ -102,7 +106,7 @@ def sweep(args: Args) -> SweepResult:
     finally:
         bar.close()
     if args.report:
-        from agents.apps.report import build_report
+        from agents.reporting import build_report
 
         report = build_report([args.out], args.out / "report", split=args.split)
         if not args.quiet:
