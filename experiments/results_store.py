@@ -25,10 +25,12 @@ inserted lines; a crash leaves the old pack or the new one, never half of one. F
 ``data/`` and ``runs/`` (a README, a copy of the report) stay plain files.
 
 Only files written atomically by our commands are copied, so saving while they run is safe. A file
-is packed when the pack lacks it or holds other bytes; nothing is ever deleted.
+is packed when the pack lacks it or holds other bytes; nothing is deleted but by `forget` (a
+result to be computed again, e.g. one measured while other jobs shared the machine).
 
     python -m experiments.results_store experiments/results/paper-v2 --into store-copy   # plain folders
     python -m experiments.results_store OLD_STORE --convert      # a store of plain files into packs
+    python -m experiments.results_store STORE --forget runs/ferry-hff/eval/testing-hard   # redo it
 """
 
 from __future__ import annotations
@@ -199,6 +201,24 @@ def restore(store: Path, *, data: Path | None = None, out: Path | None = None) -
     return copied
 
 
+def forget(store: Path, area: str, prefix: str) -> int:
+    """Remove from the store's `area` every file whose path starts with `prefix` (a folder: ``run/eval/
+    set``), so that the experiment computes it again once it is also gone from its working folders;
+    returns how many files were removed."""
+    prefix = prefix.rstrip("/") + "/"
+    removed = 0
+    for pack in _packs(store, area):
+        held = read_pack(pack)
+        kept = {path: data for path, data in held.items() if not path.startswith(prefix)}
+        if len(kept) < len(held):
+            removed += len(held) - len(kept)
+            if kept:
+                _write_pack(pack, kept)
+            else:
+                pack.unlink()
+    return removed
+
+
 def extract(store: Path, target: Path, areas: Iterable[str] = AREAS) -> Path:
     """Write the store's `areas` as plain folders under `target` (``target/data``, ``target/runs``),
     replacing what was there: what a table reads. Returns `target`."""
@@ -231,15 +251,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("store", type=Path)
     parser.add_argument("--into", type=Path, help="write the store's data/ and runs/ as plain folders here")
     parser.add_argument("--convert", action="store_true", help="turn the store's plain files into packs")
+    parser.add_argument(
+        "--forget", metavar="AREA/FOLDER", help="remove a folder's files (runs/<run>/eval/<set>)"
+    )
     return parser
 
 
 def main() -> None:
     parser = build_parser()
     args = parser.parse_args()
-    if (args.into is None) == (not args.convert):
-        parser.error("give one of --into DIR and --convert")
-    if args.convert:
+    if sum((args.into is not None, args.convert, args.forget is not None)) != 1:
+        parser.error("give one of --into DIR, --convert and --forget AREA/FOLDER")
+    if args.forget is not None:
+        area, _, folder = args.forget.partition("/")
+        if area not in AREAS or not folder:
+            parser.error(f"--forget takes {' or '.join(AREAS)}/FOLDER, not {args.forget!r}")
+        print(f"forgot {forget(args.store, area, folder)} files of {args.forget} in {args.store}")
+    elif args.convert:
         print(f"packed {convert_to_packs(args.store)} files in {args.store}")
     else:
         target = extract(args.store, args.into)

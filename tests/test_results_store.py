@@ -192,3 +192,21 @@ def test_the_ipc_stores_tables_are_the_same_from_plain_files_and_from_packs(tmp_
     header, from_packs = capsys.readouterr().out.split("\n", 1)
     assert header.startswith(f"# {converted}") and "| **total** |" in from_plain
     assert from_packs == from_plain
+
+
+def test_forget_removes_a_folder_so_that_it_is_computed_again(tmp_path):
+    """`forget` drops one evaluation's records from the store (and nothing else): restored into a
+    fresh folder, that evaluation is missing and the rest is there."""
+    _runs(tmp_path / "runs")
+    store = tmp_path / "store"
+    results_store.save(store, out=tmp_path / "runs")
+    assert results_store.forget(store, "runs", "ferry-hff/eval/testing-easy") == 1
+    assert not (store / "runs" / "ferry-hff.jsonl").exists()  # its only file: the pack goes
+    assert results_store.forget(store, "runs", "ferry__nlm__tn__learn__hff__s0/eval/plan/") == 2
+    fresh = tmp_path / "fresh"
+    results_store.restore(store, out=fresh)
+    assert (
+        not (fresh / "ferry-hff").exists()
+        and not (fresh / "ferry__nlm__tn__learn__hff__s0" / "eval").exists()
+    )
+    assert (fresh / "ferry__nlm__tn__learn__hff__s0" / "metrics.json").is_file()
