@@ -47,7 +47,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -634,6 +633,12 @@ def describe_store(args: argparse.Namespace) -> None:
         atomic_write_json(path, description)
 
 
+def stored_configs(runs: Path) -> list[str]:
+    """The configurations with a run folder (``<domain>-<config>``) under `runs`, in `CONFIGS`' order."""
+    held = {p.name.split("-", 1)[1] for p in runs.iterdir() if "-" in p.name}
+    return [c for c in CONFIGS if c in held]
+
+
 def tabulate_stores(args: argparse.Namespace) -> None:
     """``--table-only`` without ``--runs``: the tables of each tracked store (``--store``, or every
     protocol's that exists), with the protocol and sample it records and, unless ``--configs``, the
@@ -648,12 +653,10 @@ def tabulate_stores(args: argparse.Namespace) -> None:
         description = json.loads((store / STORE_DESCRIPTION).read_text())
         if description["protocol"] != name:
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            root = results_store.extract(store, Path(tmp))
-            held = {p.name.split("-", 1)[1] for p in (root / "runs").iterdir() if "-" in p.name}
+        with results_store.extracted(store) as root:
             table = argparse.Namespace(**vars(args))
             table.protocol, table.sample = PROTOCOLS[name], args.sample or description["sample"]
-            table.configs = args.configs or [c for c in CONFIGS if c in held]
+            table.configs = args.configs or stored_configs(root / "runs")
             table.test_sets = args.test_sets or list(table.protocol.test_sets)
             table.data, table.runs, table.store = root / "data", root / "runs", store
             print(f"# {store.relative_to(ROOT) if store.is_relative_to(ROOT) else store}: protocol {name}, "

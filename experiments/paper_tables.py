@@ -42,7 +42,6 @@ import argparse
 import csv
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 from experiments import results_store
@@ -198,10 +197,8 @@ def main() -> None:
     if args.table_only:
         writer = csv.DictWriter(sys.stdout, fieldnames=CSV_COLUMNS, lineterminator="\n")
         writer.writeheader()
-        with tempfile.TemporaryDirectory() as tmp:  # the store's packs as the folders a report reads
-            writer.writerows(
-                cell_rows(results_store.extract(ROOT / args.store, Path(tmp), ("runs",)) / "runs")
-            )
+        with results_store.extracted(ROOT / args.store, ("runs",)) as root:
+            writer.writerows(cell_rows(root / "runs"))
         return
     args.data, args.out, args.store = (ROOT / p for p in (args.data, args.out, args.store))  # absolute stay
     keep = not (args.no_store or args.dry_run)

@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import shutil
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -49,6 +51,7 @@ __all__ = [
     "RUN_FILES",
     "convert_to_packs",
     "extract",
+    "extracted",
     "label_files",
     "read_area",
     "restore",
@@ -226,6 +229,14 @@ def extract(store: Path, target: Path, areas: Iterable[str] = AREAS) -> Path:
         shutil.rmtree(target / area, ignore_errors=True)
     restore(store, **{"data" if a == "data" else "out": target / a for a in areas})
     return target
+
+
+@contextlib.contextmanager
+def extracted(store: Path, areas: Iterable[str] = AREAS) -> Iterator[Path]:
+    """The store's `areas` as plain folders in a temporary directory (``<dir>/data``, ``<dir>/runs``),
+    removed on exit: what a table of the tracked store reads."""
+    with tempfile.TemporaryDirectory() as tmp:
+        yield extract(store, Path(tmp), areas)
 
 
 def convert_to_packs(store: Path) -> int:

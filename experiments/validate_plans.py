@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -57,9 +56,8 @@ def main() -> int:
     args = parser.parse_args()
     checked, valid, invalid = Counter(), Counter(), []
     if args.runs is None:  # the store's packs, extracted for the reading
-        with tempfile.TemporaryDirectory() as tmp:
-            runs = results_store.extract(STORE, Path(tmp), ("runs",)) / "runs"
-            plans = list(stored_plans(runs, args.configs))
+        with results_store.extracted(STORE, ("runs",)) as root:
+            plans = list(stored_plans(root / "runs", args.configs))
     else:
         plans = list(stored_plans(args.runs, args.configs))
     for domain, evaluation, task, record in tqdm(plans, desc="plans", unit="plan"):

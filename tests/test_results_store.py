@@ -175,10 +175,9 @@ def test_the_ipc_stores_tables_are_the_same_from_plain_files_and_from_packs(tmp_
     plain, converted = _plain_and_converted("ipc-ecai25", tmp_path, results_store.AREAS)
     description = json.loads((STORES / "ipc-ecai25" / ipc23_lt.STORE_DESCRIPTION).read_text())
     (converted / ipc23_lt.STORE_DESCRIPTION).write_text(json.dumps(description))
-    held = {p.name.split("-", 1)[1] for p in (plain / "runs").iterdir()}
     args = argparse.Namespace(
         domains=list(ipc23_lt.DOMAINS), protocol=ipc23_lt.PROTOCOLS[description["protocol"]],
-        configs=[c for c in ipc23_lt.CONFIGS if c in held], sample=description["sample"], ipc=ipc23_lt.IPC,
+        configs=ipc23_lt.stored_configs(plain / "runs"), sample=description["sample"], ipc=ipc23_lt.IPC,
         runs=plain / "runs", data=plain / "data", store=converted, test_sets=None,
     )  # fmt: skip
     args.test_sets = list(args.protocol.test_sets)
