@@ -27,18 +27,22 @@ git; `experiments.results_store`), one part per setting (``<store>/<setting>``: 
 with their evaluations, and the nfd setting's labels): saved after every step, restored into
 ``--runs`` and ``--nfd-data`` before the first, so that a fresh checkout resumes instead of training
 again. ``--no-store`` leaves it alone. ``--table-only`` alone reports what the store holds (its
-packs extracted to a temporary folder, the report written under it and printed); with ``--runs DIR``
-it reports DIR into ``--out``.
+packs extracted to a temporary folder, the report written under it and its confidence tables
+printed; with ``--out`` those tables and the reliability diagram are copied there:
+``--table-only --out docs/figures/confidence`` writes the docs' figures from the store). With
+``--runs DIR`` it reports DIR into ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO
 
 from experiments import results_store
 from pddlgym_sl.parallel import Backend, Unit, child_env, interrupted, run_command, run_units, stop_on_signals
@@ -59,10 +63,11 @@ training problem of the relational setting, so that random-walk instances need a
 MODELS = {"relational": "nlm", "nfd": "mlp"}
 
 
-def run(cmd: list[str]) -> None:
-    """One command, on one thread, dying with this script (`pddlgym_sl.parallel.run_command`)."""
+def run(cmd: list[str], log: IO | None = None) -> None:
+    """One command, on one thread, dying with this script (`pddlgym_sl.parallel.run_command`);
+    its output to `log` (default: ours)."""
     print("+", " ".join(cmd), flush=True)
-    status = run_command([sys.executable, "-m", *cmd], cwd=ROOT, env=child_env())
+    status = run_command([sys.executable, "-m", *cmd], cwd=ROOT, env=child_env(), log=log)
     if status != 0:
         raise subprocess.CalledProcessError(status, cmd)
 
@@ -156,7 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data", type=Path, default=Path("data"))
     parser.add_argument("--nfd-data", type=Path, default=Path("data/nfd"))
     parser.add_argument("--runs", type=Path, help="default: runs/confidence")
-    parser.add_argument("--out", type=Path, default=Path("docs/figures/confidence"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="the report's folder (default: docs/figures/confidence; with --table-only alone: no copy)",
+    )
     parser.add_argument("--table-only", action="store_true", help="only the report of what is done")
     parser.add_argument("--store", type=Path, default=Path("experiments/results/confidence"))
     parser.add_argument("--no-store", action="store_true", help="neither restore from nor save to --store")
@@ -170,6 +179,7 @@ def main() -> None:
         report_store(args)
         return
     args.runs = args.runs or Path("runs/confidence")
+    args.out = args.out or Path("docs/figures/confidence")
     try:
         with stop_on_signals():
             experiment(args)
@@ -212,10 +222,12 @@ def experiment(args: argparse.Namespace) -> None:
         finally:
             save_store(args)
     report(args.runs, args.out)
+    print(json.dumps({"runs": str(args.runs), "report": str(args.out)}))
 
 
 def report_store(args: argparse.Namespace) -> None:
-    """``--table-only`` alone: the report of the tracked store (extracted to a temporary folder)."""
+    """``--table-only`` alone: the report of the tracked store (extracted to a temporary folder);
+    its confidence tables and reliability diagram copied into ``--out`` when given."""
     store = args.store if args.store.is_absolute() else ROOT / args.store
     if not any(store.glob("*/runs/*.jsonl")):
         sys.exit(f"{store} holds no finished run yet: run python -m experiments.confidence_tables first")
@@ -224,16 +236,26 @@ def report_store(args: argparse.Namespace) -> None:
         for setting in MODELS:
             results_store.restore(store / setting, out=runs / setting)
         report(runs, Path(tmp) / "report")
+        if args.out is not None:  # the confidence report alone, not the accuracy tables beside it
+            args.out.mkdir(parents=True, exist_ok=True)
+            for name in (*CONFIDENCE_TABLES, "reliability.png"):
+                if (Path(tmp) / "report" / name).is_file():
+                    shutil.copyfile(Path(tmp) / "report" / name, args.out / name)
+
+
+CONFIDENCE_TABLES = ("confidence_table1.md", "confidence_table2.md", "confidence_table3.md")
 
 
 def report(runs: Path, out: Path) -> None:
-    """``agents.report --confidence`` on `runs` into `out`, its three tables printed."""
-    run(["agents.report", str(runs), "--confidence", "--out", str(out)])
-    for name in ("confidence_table1.md", "confidence_table2.md", "confidence_table3.md"):
+    """``agents.report --confidence`` on `runs` into `out` (its own output, the accuracy and
+    planning tables too, in ``out/report.log``), the three confidence tables printed once."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "report.log", "w") as log:
+        run(["agents.report", str(runs), "--confidence", "--out", str(out)], log=log)
+    for name in CONFIDENCE_TABLES:
         path = out / name
         if path.is_file():
             print(path.read_text())
-    print(json.dumps({"runs": str(runs), "report": str(out)}))
 
 
 if __name__ == "__main__":
