@@ -14,7 +14,7 @@ from experiments import confidence_tables as experiment
 @pytest.fixture
 def commands(monkeypatch) -> list[list[str]]:
     recorded: list[list[str]] = []
-    monkeypatch.setattr(experiment, "run", recorded.append)
+    monkeypatch.setattr(experiment, "run", lambda cmd, log=None: recorded.append(cmd))
     return recorded
 
 
@@ -82,7 +82,7 @@ def test_finished_runs_are_stored_per_setting_and_table_only_reports_the_store(c
     from experiments import results_store
 
     args = _args(tmp_path)
-    args.store, args.no_store = tmp_path / "store", False
+    args.store, args.no_store, args.out = tmp_path / "store", False, None
     with pytest.raises(SystemExit, match="holds no finished run yet"):
         experiment.report_store(args)
     done = experiment.run_dir("nfd", "ferry", "cat", "U50", args)
@@ -97,3 +97,31 @@ def test_finished_runs_are_stored_per_setting_and_table_only_reports_the_store(c
     experiment.report_store(args)
     report = commands[-1]
     assert report[:3] == ["agents.report", report[1], "--confidence"] and report[1].endswith("/runs")
+
+
+def test_table_only_with_out_copies_the_confidence_report_alone(monkeypatch, tmp_path, capsys):
+    """``--table-only --out DIR`` copies the confidence tables and the reliability diagram into DIR
+    (not the accuracy tables the report writes beside them) and prints each table once."""
+    from experiments import results_store
+
+    def fake_report(cmd: list[str], log=None) -> None:
+        out = Path(cmd[cmd.index("--out") + 1])
+        for name in (*experiment.CONFIDENCE_TABLES, "reliability.png", "table1.md"):
+            (out / name).write_text(f"content of {name}\n")
+        print("# Table 1: test accuracy", file=log)
+
+    monkeypatch.setattr(experiment, "run", fake_report)
+    args = _args(tmp_path)
+    args.store, args.no_store, args.out = tmp_path / "store", False, tmp_path / "figures"
+    done = experiment.run_dir("nfd", "ferry", "cat", "U50", args)
+    done.mkdir(parents=True)
+    for name in ("args.json", "metrics.json"):
+        (done / name).write_text("{}")
+    experiment.save_store(args)
+    assert results_store.read_area(args.store / "nfd", "runs")
+    experiment.report_store(args)
+    assert sorted(p.name for p in args.out.iterdir()) == sorted(
+        [*experiment.CONFIDENCE_TABLES, "reliability.png"]
+    )
+    printed = capsys.readouterr().out
+    assert printed.count("content of confidence_table1.md") == 1 and "test accuracy" not in printed
