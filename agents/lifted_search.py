@@ -2,7 +2,7 @@
 ``--model wl`` run (`agents.models.wl.lifted`) or a symbolic heuristic of
 `pddlgym_sl.lifted.registry`.
 
-A lifted task is searched by the lifted engine's eager GBFS (`pddlgym_sl.lifted.search`) only:
+A lifted task is searched by the lifted engine's eager or lazy GBFS (`pddlgym_sl.lifted.search`) only:
 the confidence-aware and anytime searches, and models other than WL, need the grounded task.
 """
 
@@ -34,13 +34,21 @@ def lifted_args(task: LiftedTask, trained: Any | None, heuristic: str | None) ->
     return LiftedWLHeuristic(trained, task).engine_args()
 
 
-def warm_up(task: LiftedTask, args: NamedTuple) -> float:
+def warm_up(task: LiftedTask, args: NamedTuple, lazy: bool = False) -> float:
     """Compile (or load) the lifted engine for this heuristic; its seconds."""
-    return warm_up_lifted(task, args)
+    return warm_up_lifted(task, args, lazy=lazy)
 
 
 def search_lifted(
-    task: LiftedTask, args: NamedTuple, limit: int, time_limit: float | None, memory_limit: float | None
+    task: LiftedTask,
+    args: NamedTuple,
+    limit: int,
+    time_limit: float | None,
+    memory_limit: float | None,
+    lazy: bool = False,
 ) -> SearchResult:
-    """Lifted GBFS under the evaluation budget and the limits (`pddlgym_sl.lifted.search.lifted_gbfs`)."""
-    return lifted_gbfs(task, args, max_evaluations=limit, time_limit=time_limit, memory_limit=memory_limit)
+    """Lifted (eager or `lazy`) GBFS under the evaluation budget and the limits
+    (`pddlgym_sl.lifted.search.lifted_gbfs`)."""
+    return lifted_gbfs(
+        task, args, max_evaluations=limit, time_limit=time_limit, memory_limit=memory_limit, lazy=lazy
+    )

@@ -108,7 +108,8 @@ class Config:
     the configuration whose trained run this one searches with (default: its own, trained into
     ``<runs>/<domain>-<name>``); ``search_bound``: ``agents.evaluate --search-bound``;
     ``intervals``: also train on the satisficing split (`label_plans`: the training tasks A*
-    did not solve, their plans' states as intervals [l, u]). A label says "TN" or "bound" when
+    did not solve, their plans' states as intervals [l, u]); ``lifted_search``: ``agents.evaluate
+    --lifted-search`` (how the tasks loaded lifted are searched). A label says "TN" or "bound" when
     the configuration uses an admissible bound in training or search, and only then."""
 
     label: str
@@ -116,6 +117,7 @@ class Config:
     run: str | None = None
     search_bound: str = "trained"
     intervals: bool = False
+    lifted_search: str = "eager"
 
 
 _RANK_TN = [
@@ -143,6 +145,10 @@ CONFIGS: dict[str, Config] = {
         [*_flags(model="wl", dist="tn", sigma="learn", residual="none", bound="lmcut"), *ECAI_WL],
     ),
     "wl-tn-ecai-lazy": Config("WL TN, lazy LM-cut bound", run="wl-tn-ecai", search_bound="lazy"),
+    # issue 62: the tasks loaded lifted searched by lazy GBFS (one evaluation per expansion)
+    "wl-rank-ecai-lifted-lazy": Config(
+        "WL rank (ECAI WL), lazy lifted", run="wl-rank-ecai", lifted_search="lazy"
+    ),
     "nlm-tn": Config("NLM TN", _flags(model="nlm", dist="tn", sigma="learn", residual="hff", bound="lmcut")),
     # rank + TN (issue 57): the ranking loss with the TN's NLL, trained on A*'s labels ...
     "wl-rank-tn": Config("WL rank+TN, LM-cut bound", _RANK_TN),
@@ -285,9 +291,10 @@ def train(domain: str, config: str, args) -> Path | None:
 
 def out_dir(domain: str, config: str, test_set: str, args) -> Path:
     """Where `config`'s evaluation of a test set goes: under its run, ``-bound-<b>`` for another
-    search bound (as ``agents.evaluate`` names it)."""
-    bound = CONFIGS[config].search_bound
+    search bound, ``-lifted-lazy`` for lazy lifted search (as ``agents.evaluate`` names it)."""
+    bound, lifted = CONFIGS[config].search_bound, CONFIGS[config].lifted_search
     suffix = "" if bound == "trained" else f"-bound-{bound}"
+    suffix += "" if lifted == "eager" else f"-lifted-{lifted}"
     return args.runs / f"{domain}-{run_of(config)}" / "eval" / f"{test_set}{suffix}"
 
 
@@ -307,7 +314,7 @@ def evaluate(domain: str, config: str, test_set: str, args) -> None:
         common += ["--memory-limit", str(protocol.memory_limit)]
     if protocol.covers_grounding:
         common += ["--limits-cover-grounding"]
-    common += ["--grounding", args.grounding]
+    common += ["--grounding", args.grounding, "--lifted-search", CONFIGS[config].lifted_search]
     if args.sample > 1:
         common += ["--problems", str(sample_size(tasks, args.sample))]
     if CONFIGS[config].train is None and CONFIGS[config].run is None:

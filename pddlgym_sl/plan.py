@@ -2,6 +2,7 @@
 
     python -m pddlgym_sl.plan DOMAIN PROBLEM --heuristic hff [--max-evaluations N] [--json]
                               [--time-limit S] [--memory-limit MB] [--grounding auto|ground|lifted]
+                              [--lifted-search eager|lazy]
     python -m pddlgym_sl.plan ferry --param locations=5 --param cars=5 --seed 1
 
 DOMAIN is a domain file or the name of a bundled domain (blocksworld, ferry, gripper, visitall).
@@ -34,7 +35,7 @@ from pathlib import Path
 import domains
 from pddlgym_sl.cli import ArgumentParser, Command, argparse_parse
 from pddlgym_sl.errors import ConfigError
-from pddlgym_sl.lifted.mode import GROUNDINGS, load_for_search
+from pddlgym_sl.lifted.mode import GROUNDINGS, LIFTED_SEARCHES, load_for_search
 from pddlgym_sl.lifted.registry import lifted_heuristic
 from pddlgym_sl.lifted.search import lifted_gbfs, warm_up_lifted
 from pddlgym_sl.search import SEARCHES
@@ -135,6 +136,14 @@ def build_parser(prog: str) -> ArgumentParser:
         "limit or runs past half the time limit (default: auto)",
     )
     parser.add_argument(
+        "--lifted-search",
+        default="eager",
+        choices=LIFTED_SEARCHES,
+        help="lifted: eager GBFS (each successor evaluated when generated) or lazy (each state when "
+        "expanded: one evaluation per expansion, for tasks with hundreds of successors per state; "
+        "default: eager)",
+    )
+    parser.add_argument(
         "--no-symmetry",
         action="store_true",
         help="lifted: generate every successor, not one per class of isomorphic ones",
@@ -172,15 +181,17 @@ def run(args: argparse.Namespace) -> int:
                 f"({loaded.reason or '--grounding lifted'})"
             )
         heuristic = lifted_heuristic(args.heuristic, task)
-        symmetry = not args.no_symmetry
-        compile_seconds = warm_up_lifted(task, heuristic, symmetry=symmetry)
-        result = lifted_gbfs(task, heuristic, symmetry=symmetry, **limits)
+        symmetry, lazy = not args.no_symmetry, args.lifted_search == "lazy"
+        compile_seconds = warm_up_lifted(task, heuristic, symmetry=symmetry, lazy=lazy)
+        result = lifted_gbfs(task, heuristic, symmetry=symmetry, lazy=lazy, **limits)
     else:
         compile_seconds = warm_up(SEARCHES[args.search], task, args.heuristic)
         result = SEARCHES[args.search](task, args.heuristic, **limits)
     if args.json:
         record = {**result.to_dict(), "compile_seconds": round(compile_seconds, 4)}
         record |= {"grounding": loaded.grounding, "grounding_reason": loaded.reason}
+        if loaded.lifted:
+            record["lifted_search"] = args.lifted_search
         print(json.dumps(record))
         return 0 if result.solved else 1
     print(f"task: {task!r}")
@@ -191,7 +202,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {step:3d}. {action}")
     else:
         print(f"no plan found ({result.status})")
-    search = f"lifted {args.search}" if loaded.lifted else args.search
+    lazy = "lazy " if loaded.lifted and args.lifted_search == "lazy" else ""
+    search = f"lifted {lazy}{args.search}" if loaded.lifted else args.search
     print(
         f"{search} + {args.heuristic}: evaluations={result.evaluations} expansions={result.expansions} "
         f"generated={result.generated} seconds={result.seconds:.3f} compile_seconds={compile_seconds:.3f}"

@@ -11,6 +11,7 @@ comparison on every easy task with 1,000-evaluation runs.
 
 from __future__ import annotations
 
+import heapq
 import json
 
 import numpy as np
@@ -22,9 +23,10 @@ from pddlgym_sl.errors import ConfigError, PlanError
 from pddlgym_sl.heuristics import make_heuristic
 from pddlgym_sl.lifted import Expander, lifted_task, load_lifted_task
 from pddlgym_sl.lifted.check import StateMapper, compare_state, reached_states
+from pddlgym_sl.lifted.heuristics import goal_count
 from pddlgym_sl.lifted.mode import choose_grounding, load_for_search
 from pddlgym_sl.lifted.relaxed import relaxed_args, relaxed_program, relaxed_value
-from pddlgym_sl.lifted.search import lifted_gbfs
+from pddlgym_sl.lifted.search import LiftedSearch, lifted_gbfs
 from pddlgym_sl.lifted.symmetry import object_classes
 from pddlgym_sl.pddl import parse_domain, parse_problem
 from pddlgym_sl.plan import main as plan_main
@@ -88,6 +90,74 @@ def test_lifted_plans_pass_the_independent_validator():
         assert result.solved
         assert validate_plan_files(*files, result.plan).valid
         assert not validate_plan_files(*files, result.plan[1:]).valid
+
+
+def _lazy_gbfs_reference(task) -> tuple[list[str], int, int]:
+    """Lazy GBFS with goal count, written plainly in Python over `Expander` (no symmetry): each
+    successor queued under its parent's value, with its parent and action only; when popped, it is
+    dropped if its state was seen, else tested for the goal, evaluated and expanded (the initial
+    state evaluated once); ties first in first out. (plan, evaluations, expansions)."""
+    expander = Expander(task)
+    goal, goal_neg = task.goal.astype(np.uint32), task.goal_neg.astype(np.uint32)
+
+    def h(state: np.ndarray) -> float:
+        return goal_count(goal, goal_neg, state, len(state))
+
+    init = np.ascontiguousarray(task.init, dtype=np.uint32)
+    seen: set[bytes] = set()
+    queue: list = [(h(init), 0, None, None, [])]
+    evaluations, expansions, seq = 1, 0, 1
+    while queue:
+        key, _, parent, row, plan = heapq.heappop(queue)
+        state = init if parent is None else expander.apply(parent, row)
+        if state.tobytes() in seen:
+            continue
+        seen.add(state.tobytes())
+        expansions += 1
+        if expander.is_goal(state):
+            return plan, evaluations, expansions
+        if parent is not None:
+            evaluations += 1
+            key = h(state)
+            if key == np.inf:
+                continue
+        for row in expander.actions(state):
+            heapq.heappush(queue, (key, seq, state, row, [*plan, task.action_name(row)]))
+            seq += 1
+    raise AssertionError("the reference search found no plan")
+
+
+def test_lazy_gbfs_expands_as_the_plain_reference(write_problem):
+    """The engine's lazy GBFS (no symmetry) finds the plain Python reference's plan with its
+    evaluations and expansions (one evaluation per expansion, the goal not evaluated)."""
+    for seed, size in ((1, 4), (2, 6), (3, 8)):
+        problem = domains.generate_problem("ferry", seed=seed, locations=size, cars=size)
+        task = load_lifted_task(domains.domain_file("ferry"), write_problem(problem))
+        result = lifted_gbfs(task, "goal_count", max_evaluations=None, symmetry=False, lazy=True)
+        plan, evaluations, expansions = _lazy_gbfs_reference(task)
+        assert result.solved and result.plan == plan
+        assert (result.evaluations, result.expansions) == (evaluations, expansions)
+        assert result.evaluations == result.expansions - 1
+        # every generated successor is a node; only the expanded ones (and dropped duplicates) states
+        search = LiftedSearch(task, "goal_count", max_evaluations=None, symmetry=False, lazy=True)
+        while search.step():
+            pass
+        assert search.stored_states == result.generated + 1
+
+
+@needs_ipc
+@pytest.mark.parametrize("domain", ["transport", "rovers", "satellite"])
+def test_lazy_lifted_plans_replay_and_pass_the_independent_validator(domain):
+    pytest.importorskip("unified_planning")
+    from pddlgym_sl.independent_validation import validate_plan_files
+
+    files = (IPC / domain / "domain.pddl", IPC / domain / EASY)
+    result = lifted_gbfs(load_lifted_task(*files), "hff", max_evaluations=100_000, lazy=True)
+    assert result.solved and result.evaluations < result.expansions
+    load_task(*files).validate_plan(result.plan)
+    assert validate_plan_files(*files, result.plan).valid
+    limited = lifted_gbfs(load_lifted_task(*files), "hff", max_evaluations=3, lazy=True)
+    assert limited.status == "evaluation_limit" and limited.evaluations == 3
 
 
 @needs_ipc
@@ -180,6 +250,11 @@ def test_plan_command_says_it_planned_lifted(write_problem, capsys):
     assert plan_main([*argv, "--grounding", "lifted", "--heuristic", "goal_count"]) == 0
     text = capsys.readouterr().out
     assert "grounding: lifted" in text and "lifted gbfs + goal_count" in text
+    assert plan_main([*argv, "--grounding", "lifted", "--lifted-search", "lazy", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["solved"] and out["lifted_search"] == "lazy" and out["evaluations"] == out["expansions"] - 1
+    assert plan_main([*argv, "--grounding", "lifted", "--lifted-search", "lazy"]) == 0
+    assert "lifted lazy gbfs + hff" in capsys.readouterr().out
     assert plan_main([*argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["grounding"] == "ground"
     assert plan_main([*argv, "--grounding", "lifted", "--heuristic", "lmcut"]) == 2

@@ -79,11 +79,13 @@ def test_evaluate_plans_lifted_and_records_it(runs, tmp_path):
     """``agents.evaluate --grounding lifted`` with a WL run and with hFF: solved, plans replayed, each
     record saying the task was searched lifted; ``--grounding ground`` on the same task says ground;
     a search the lifted engine does not have is refused."""
+    import dataclasses
     import json
     import shutil
 
     from agents.evaluation import EvaluationConfig as Args
     from agents.evaluation import evaluate
+    from agents.evaluation.choices import result_directory
     from pddlgym_sl.errors import ConfigError
 
     tasks = tmp_path / "tasks"
@@ -100,5 +102,14 @@ def test_evaluate_plans_lifted_and_records_it(runs, tmp_path):
             assert summary["solved"] == 1
             record = json.loads((out / "problems" / "p03.json").read_text())
             assert record["grounding"] == grounding and record["plan"]
+    # lazy lifted GBFS with the WL run: one evaluation per expansion, recorded, in a folder of its own
+    config = Args(
+        run=runs[0][1], tasks=tasks, quiet=True, time_limit=60, grounding="lifted", lifted_search="lazy"
+    )
+    assert result_directory(config, "childsnack", "tasks").name == "tasks-lifted-lazy"
+    summary = evaluate(dataclasses.replace(config, out=tmp_path / "lazy"))
+    lazy = json.loads((tmp_path / "lazy" / "problems" / "p03.json").read_text())
+    assert summary["solved"] == 1 and lazy["lifted_search"] == "lazy" and lazy["plan"]
+    assert lazy["evaluations"] == lazy["expansions"] - 1
     with pytest.raises(ConfigError, match="plain GBFS"):
         evaluate(Args(heuristic="hff", tasks=tasks, out=tmp_path / "x", grounding="lifted", search="astar"))

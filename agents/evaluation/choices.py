@@ -85,7 +85,7 @@ def lockstep_width(config: EvaluationConfig, model: str | None) -> int:
 def result_directory(config: EvaluationConfig, domain: str, split: str) -> Path:
     """Where the records go: ``--out``, or ``<run>/eval/<split>[-clip][-bound-<b>][-<search>[-<label>]]``,
     or for a symbolic heuristic ``runs/baselines/<domain>__<heuristic>/eval/<split>[-<search>...]``
-    (no search suffix for plain GBFS)."""
+    (no search suffix for plain GBFS); ``-lifted-lazy`` last for ``--lifted-search lazy``."""
     label = config_label(config)
     if (config.search, label) == ("gbfs", "Base"):
         suffix = ""
@@ -93,6 +93,8 @@ def result_directory(config: EvaluationConfig, domain: str, split: str) -> Path:
         suffix = f"-{config.search}-{label}"
     else:
         suffix = f"-{config.search}"
+    if config.lifted_search != "eager":
+        suffix += f"-lifted-{config.lifted_search}"
     if config.out is not None:
         return config.out
     if config.run is not None:

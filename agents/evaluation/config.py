@@ -15,7 +15,7 @@ from agents.evaluation.searches import DEFAULT_SEARCH, PRUNE_CHOICES, SEARCH_NAM
 from agents.registries import SEARCH_BOUNDS
 from pddlgym_sl.arguments import check_ranges
 from pddlgym_sl.errors import ConfigError
-from pddlgym_sl.lifted.mode import GROUNDINGS
+from pddlgym_sl.lifted.mode import GROUNDINGS, LIFTED_SEARCHES
 from pddlgym_sl.parallel import BACKENDS, Backend
 
 __all__ = ["EvaluationConfig"]
@@ -68,6 +68,11 @@ class EvaluationConfig:
     --model wl run or goal_count, blind, hmax, hadd, hff), or auto: lifted when grounding is estimated
     beyond the memory limit, or (with --limits-cover-grounding) runs past half the time limit or out of
     memory; each record says which (grounding)"""
+    lifted_search: Literal[LIFTED_SEARCHES] = "eager"
+    """how a task loaded lifted is searched: eager GBFS (each successor evaluated when generated) or
+    lazy GBFS (each state when expanded, queued under its parent's value until then: one evaluation
+    per expansion, for tasks with hundreds of successors per state); its records say which
+    (lifted_search)"""
     search: Literal[SEARCH_NAMES] = DEFAULT_SEARCH
     """gbfs; dual (dual-queue GBFS with the learned heuristic and hFF, round robin); astar; anytime
     (restarting GBFS with u = C - g(s)); anytime-no-u (its ablation without u); every search stops

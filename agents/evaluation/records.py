@@ -29,6 +29,8 @@ def is_finished(path: Path, config: EvaluationConfig) -> bool:
         return False  # stopped in its grounding before --grounding existed: lifted planning may search it
     covered = result.get("limits_cover_grounding", False) == config.limits_cover_grounding
     same_bound = config.run is None or result.get("search_bound", "trained") == config.search_bound
+    if result.get("grounding") == "lifted" and result.get("lifted_search", "eager") != config.lifted_search:
+        return False
     same_budget = result.get("limit") == config.limit and result.get("time_limit") == config.time_limit
     return covered and same_bound and same_budget
 

@@ -59,6 +59,7 @@ def evaluate(config: EvaluationConfig) -> dict[str, Any]:
         memory_limit=process_memory_limit(config),
         covers_grounding=config.limits_cover_grounding,
         grounding=config.grounding,
+        lifted_search=config.lifted_search,
     )
     if config.prune != "none":
         threshold = run_threshold(config.run, config.prune, config.threshold, config.device)

@@ -30,7 +30,8 @@ __all__ = [
 class SearchOptions:
     """How a problem is searched: the evaluation budget and, for the confidence-aware searches, the
     learned heuristic's threshold (None: none) and whether it prioritizes instead of pruning;
-    whether the time and memory limits cover loading and grounding the task too."""
+    whether the time and memory limits cover loading and grounding the task too; how a task loaded
+    lifted is searched (`pddlgym_sl.lifted.mode.LIFTED_SEARCHES`)."""
 
     limit: int
     threshold: Threshold | None = None
@@ -39,6 +40,7 @@ class SearchOptions:
     memory_limit: float | None = None
     covers_grounding: bool = False
     grounding: str = "ground"
+    lifted_search: str = "eager"
 
 
 def _single_queue(task, heuristic, options: SearchOptions) -> SearchResult:

@@ -216,17 +216,19 @@ def _solve_lifted(
                 "evaluations": 0, "seconds": 0.0, "load_seconds": round(load_seconds, 4), "limit": limit,
                 "time_limit": time_limit, "grounding": "lifted"}  # fmt: skip
     setup = time.perf_counter() - start
-    compile_seconds = 0.0 if _WORKER.get("warm_lifted") else warm_up(task, args)
+    lazy = options.lifted_search == "lazy"
+    compile_seconds = 0.0 if _WORKER.get("warm_lifted") else warm_up(task, args, lazy=lazy)
     _WORKER["warm_lifted"] = True
     start = time.perf_counter() - setup
     search_limit = time_limit
     if options.covers_grounding and time_limit is not None:  # the search gets the time left
         search_limit = max(time_limit - load_seconds - setup, 1e-3)
-    result = search_lifted(task, args, limit, search_limit, options.memory_limit)
+    result = search_lifted(task, args, limit, search_limit, options.memory_limit, lazy=lazy)
     late = time_limit is not None and load_seconds + time.perf_counter() - start > time_limit
     if options.covers_grounding and result.solved and late:
         result = replace(result, solved=False, status="time_limit", plan=[], cost=None, plan_indices=[])
-    return _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
+    outcome = _outcome(problem_file, task, result, load_seconds, compile_seconds, limit, time_limit)
+    return {**outcome, "lifted_search": options.lifted_search}
 
 
 def compile_once(init: tuple, domain_file: str, problem_file: str) -> None:

@@ -1,5 +1,6 @@
 """The lifted search's compiled loop: eager GBFS over lifted states, as Fast Downward's
-``eager_greedy([h])`` orders it.
+``eager_greedy([h])`` orders it, or lazy GBFS (``lazy``), as its ``lazy_greedy([h])`` without
+preferred operators.
 
 A state is stored once, as its sorted fact ids in one growing *pool* (uint16 or uint32,
 `pool_dtype`; `Store`: where each
@@ -12,6 +13,14 @@ equal values. Semantics as the grounded engine's GBFS (`pddlgym_sl.search.gbfs`)
 a state is expanded (the goal state counted as expanded), each new successor evaluated when it is
 generated, a state never evaluated twice, dead ends (``inf``) not queued, the evaluation budget
 counting the initial state.
+
+Lazy GBFS is for tasks whose states have hundreds of successors (transport, rovers, satellite): an
+expansion stores each successor as a *node* (its parent and action row, length -1: about 80 bytes
+with its open-list and table entries, where a state of a hard transport task takes kilobytes),
+queued under its parent's value. A popped node is written as a state (`_materialize`; dropped when
+an equal state is stored already: duplicates are found when popped, not when generated), tested
+for the goal, evaluated (a dead end then dropped) and expanded: one evaluation per expansion
+instead of one per successor. The initial state, evaluated by `start`, is not evaluated again.
 
 `run` works until the search ends or has expanded ``max_expansions`` states (`PAUSED`: the driver
 checks the clock and the memory in between), or until an array is too small for the next
@@ -118,6 +127,8 @@ class Work(NamedTuple):
     dels: np.ndarray
     cls: np.ndarray
     rank: np.ndarray
+    value: np.ndarray
+    """float64 (1,): lazy: the value of the state being expanded (its successors' key)."""
 
 
 def pool_dtype(n_facts: int) -> np.dtype:
@@ -162,6 +173,7 @@ def new_work(
         dels=np.zeros(max(max_effects, 1), dtype=np.int64),
         cls=np.full(max(n_objects, 1), -1, dtype=np.int64),
         rank=np.zeros(max(n_objects, 1), dtype=np.int64),
+        value=np.zeros(1, dtype=np.float64),
     )
 
 
@@ -228,6 +240,8 @@ def rehash(st, n_states):
     """Re-insert the first `n_states` states into ``st.table`` (fresh, all -1)."""
     mask = st.table.shape[0] - 1
     for s in range(n_states):
+        if st.length[s] < 0:  # a lazy node not written as a state: not in the table
+            continue
         slot = _slot(st, st.hashes[s])
         while st.table[slot] >= 0:
             slot = (slot + 1) & mask
@@ -308,28 +322,84 @@ def start(t, st, w, hargs, init):
 
 
 @njit(**_JIT)
-def run(t, st, w, hargs, use_sym, budget, max_expansions):
-    """Advance the search (module docstring); returns one of the codes."""
+def _materialize(t, st, w, s):
+    """Lazy GBFS: write node `s` (so far its parent and action row only) as a state. Returns 1 when
+    the state is new (stored, hashed, in the table), 0 when an equal state is stored already (the
+    node is dropped), -1 when the pool lacks room (``info[NEED_POOL]`` set) or -2 (`BROKEN`)."""
+    info = w.info
+    p = st.parent[s]
+    lo, n = st.start[p], st.length[p]
+    parent = st.pool[lo : lo + n]
+    na, nd = effect_changes(
+        t.effects, t.effect_ptr, t.plan.pw, t.fact_code, st.action[s], parent, n, w.adds, w.dels
+    )
+    if na < 0:
+        return -2
+    h = st.hashes[p]
+    for i in range(na):
+        h += t.zobrist[w.adds[i]]
+    for i in range(nd):
+        h -= t.zobrist[w.dels[i]]
+    found = _find_changed(st, lo, n, w.adds, na, w.dels, nd, h)
+    if found >= 0:
+        return 0
+    used = info[POOL_USED]
+    if used + n + na > st.pool.shape[0]:
+        info[NEED_POOL] = used + n + t.max_adds
+        info[NEED_STATES] = info[N_STATES]
+        return -1
+    m = merge_changes(parent, n, w.adds, na, w.dels, nd, st.pool[used:])
+    st.table[-found - 1] = s
+    st.start[s] = used
+    st.length[s] = m
+    st.hashes[s] = h
+    info[POOL_USED] = used + m
+    return 1
+
+
+@njit(**_JIT)
+def run(t, st, w, hargs, use_sym, budget, max_expansions, lazy):
+    """Advance the search (module docstring; `lazy`: lazy GBFS); returns one of the codes."""
     info = w.info
     plan = t.plan
     n_queries = plan.queries.shape[0]
     expanded = 0
     while True:
         s = info[PENDING]
-        if s >= 0:
+        if s >= 0:  # its expansion (or, lazy, its writing) waited for the arrays to grow
             info[PENDING] = -1
+            popped = st.length[s] < 0
         else:
             if info[HEAP_SIZE] == 0:
                 return EXHAUSTED
             if expanded >= max_expansions:
                 return PAUSED
+            w.value[0] = st.heap_key[0]
             s = _pop(st, info)
+            popped = True
+        expanded += 1  # towards the slice, duplicates and dead ends too, so that a run of them pauses
+        if popped:
+            if st.length[s] < 0:  # lazy: a node generated but not yet written as a state
+                made = _materialize(t, st, w, s)
+                if made == -2:
+                    return BROKEN
+                if made == -1:
+                    info[PENDING] = s
+                    return GROW
+                if made == 0:
+                    continue
             info[EXPANSIONS] += 1
             lo, n = st.start[s], st.length[s]
             if is_goal(st.pool[lo : lo + n], n, t.goal, t.goal_neg):
                 info[GOAL_STATE] = s
                 return SOLVED
-        expanded += 1
+            if lazy and s != 0:  # queued under its parent's value: evaluated now (the initial state was)
+                if info[EVALUATIONS] >= budget:
+                    return EVALUATION_LIMIT
+                info[EVALUATIONS] += 1
+                w.value[0] = lifted_value(hargs, st.pool[lo : lo + n], n)
+                if w.value[0] == np.inf:
+                    continue
         lo, n = st.start[s], st.length[s]
         for i in range(n):
             w.codes[i] = t.fact_code[st.pool[lo + i]]
@@ -345,7 +415,7 @@ def run(t, st, w, hargs, use_sym, budget, max_expansions):
             info[NEED_ACTS] = 2 * w.acts.shape[0]
             return GROW
         used, n_states = info[POOL_USED], info[N_STATES]
-        need_pool = used + n_acts * (n + t.max_adds)
+        need_pool = used if lazy else used + n_acts * (n + t.max_adds)
         need_states = n_states + n_acts
         if (
             need_pool > st.pool.shape[0]
@@ -357,6 +427,19 @@ def run(t, st, w, hargs, use_sym, budget, max_expansions):
             info[NEED_POOL] = need_pool
             info[NEED_STATES] = need_states
             return GROW
+        if lazy:  # a node per successor, written as a state only when popped (`_materialize`)
+            for k in range(n_acts):
+                new = info[N_STATES]
+                st.start[new] = 0
+                st.length[new] = -1
+                st.parent[new] = s
+                for j in range(st.action.shape[1]):
+                    st.action[new, j] = w.acts[k, j]
+                st.hashes[new] = 0
+                info[N_STATES] = new + 1
+                info[GENERATED] += 1
+                _push(st, info, w.value[0], new)
+            continue
         parent = st.pool[lo : lo + n]
         h_parent = st.hashes[s]
         for k in range(n_acts):

@@ -32,6 +32,10 @@ from pddlgym_sl.task import compile_task, load_task
 __all__ = ["GROUNDINGS", "GROUND_SHARE", "LoadedTask", "choose_grounding", "load_for_search"]
 
 GROUNDINGS = ("auto", "ground", "lifted")
+LIFTED_SEARCHES = ("eager", "lazy")
+"""How a task loaded lifted is searched (`pddlgym_sl.lifted.search`): eager GBFS, each successor
+evaluated when generated, or lazy GBFS, each state when expanded (for tasks with hundreds of
+successors per state)."""
 """The values of ``--grounding``."""
 
 GROUND_SHARE = 0.5

@@ -41,6 +41,9 @@ class LiftedSearch:
         max_evaluations, time_limit, memory_limit (MB, the whole process): as `pddlgym_sl.search.gbfs`.
         symmetry: generate one successor per class of isomorphic ones (`symmetry`; on by default:
             the successors left out are isomorphic to ones kept, so a plan is found all the same).
+        lazy: deferred evaluation (`engine`: a successor is evaluated when it is taken from the open
+            list, under its parent's value until then): one evaluation per expansion, for tasks
+            whose states have hundreds of successors.
     """
 
     def __init__(
@@ -52,6 +55,7 @@ class LiftedSearch:
         time_limit: float | None = None,
         memory_limit: float | None = None,
         symmetry: bool = True,
+        lazy: bool = False,
     ) -> None:
         if time_limit is not None and not time_limit > 0:
             raise ConfigError(f"time_limit must be positive, not {time_limit!r}")
@@ -64,6 +68,7 @@ class LiftedSearch:
         self.result: SearchResult | None = None
         sym = symmetry_args(task)
         self._use_sym = bool(symmetry and sym.possible)
+        self._lazy = bool(lazy)
         plan = task.plan
         width = 1 + task.max_params
         max_effects = int(np.diff(task.effect_ptr).max(initial=0))
@@ -152,7 +157,14 @@ class LiftedSearch:
             return False
         t0 = time.perf_counter()
         code = self._run(
-            self._t, self._store, self._work, self._hargs, self._use_sym, self._budget, self._chunk
+            self._t,
+            self._store,
+            self._work,
+            self._hargs,
+            self._use_sym,
+            self._budget,
+            self._chunk,
+            self._lazy,
         )
         if code == eng.GROW:
             if not self._grow():
@@ -226,11 +238,12 @@ def lifted_gbfs(
     time_limit: float | None = None,
     memory_limit: float | None = None,
     symmetry: bool = True,
+    lazy: bool = False,
 ) -> SearchResult:
-    """Eager GBFS on the lifted task from its initial state (`LiftedSearch`), to the end."""
+    """Eager (or `lazy`) GBFS on the lifted task from its initial state (`LiftedSearch`), to the end."""
     run = LiftedSearch(
         task, heuristic, max_evaluations=max_evaluations, time_limit=time_limit, memory_limit=memory_limit,
-        symmetry=symmetry,
+        symmetry=symmetry, lazy=lazy,
     )  # fmt: skip
     while run.step():
         pass
@@ -238,9 +251,11 @@ def lifted_gbfs(
     return run.result
 
 
-def warm_up_lifted(task: LiftedTask, heuristic: str | Any, symmetry: bool = True) -> float:
+def warm_up_lifted(
+    task: LiftedTask, heuristic: str | Any, symmetry: bool = True, lazy: bool = False
+) -> float:
     """Compile (or load from numba's cache) the lifted engine for this heuristic by a search of a
     few evaluations on `task`; its seconds (what ``compile_seconds`` reports)."""
     t0 = time.perf_counter()
-    lifted_gbfs(task, heuristic, max_evaluations=20, symmetry=symmetry)
+    lifted_gbfs(task, heuristic, max_evaluations=20, symmetry=symmetry, lazy=lazy)
     return time.perf_counter() - t0
