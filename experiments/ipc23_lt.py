@@ -257,6 +257,18 @@ def plans_summary(domain: str, args) -> dict | None:
     return json.loads(manifest.read_text())["summary"] if manifest.is_file() else None
 
 
+def train_flags(domain: str, config: str, args) -> list[str]:
+    """`config`'s training flags on `domain`: without ``--interval-split`` where A* solved every
+    training task (miconic, spanner), whose satisficing split then labels none (the run trains on
+    the exact labels alone, as its configuration without intervals does)."""
+    flags = list(CONFIGS[config].train or [])
+    summary = plans_summary(domain, args) if CONFIGS[config].intervals else None
+    if summary is not None and not summary["solved"]:
+        at = flags.index("--interval-split")
+        del flags[at : at + 2]
+    return flags
+
+
 def train(domain: str, config: str, args) -> Path | None:
     """The finished run directory of `config` on `domain` (labelled and trained now if needed);
     None without data."""
@@ -279,7 +291,8 @@ def train(domain: str, config: str, args) -> Path | None:
     if (run_dir / "args.json").is_file():
         run(["agents.supervised", "--resume", str(run_dir), "--quiet"])
     else:
-        flags = [*CONFIGS[config].train, "--data", str(args.data), "--domain", domain, "--test-split", "val"]
+        flags = [*train_flags(domain, config, args), "--data", str(args.data), "--domain", domain]
+        flags += ["--test-split", "val"]
         flags += ["--steps", str(steps), "--runs", str(args.runs), "--name", run_dir.name, "--quiet"]
         if args.protocol.time_budget is not None:
             flags += ["--time-budget", str(args.protocol.time_budget)]

@@ -127,3 +127,21 @@ def test_labels_interrupted_before_the_val_split_ended_are_finished_before_train
     assert [c[0] for c in ran] == ["pddlgym_sl.data.generate", "agents.supervised", "agents.evaluate"]
     ran = _run(ipc23_lt, monkeypatch, tmp_path, tmp_path, *flags)  # labelled and trained: only the evaluation
     assert [c[0] for c in ran] == ["agents.evaluate"]
+
+
+def test_intervals_are_left_out_where_every_training_task_was_solved(ipc23_lt, tmp_path):
+    """A domain whose satisficing split labelled no task (A* solved every training task) trains
+    the interval configuration without ``--interval-split``, which would refuse the empty split;
+    one with labelled tasks keeps it."""
+    import argparse
+
+    args = argparse.Namespace(data=tmp_path)
+    for domain, solved in (("miconic", 0), ("ferry", 33)):
+        (tmp_path / domain / "train-plans").mkdir(parents=True)
+        (tmp_path / domain / "train-plans" / "manifest.json").write_text(
+            f'{{"summary": {{"solved": {solved}}}}}'
+        )
+    assert "--interval-split" not in ipc23_lt.train_flags("miconic", "wl-rankmu-tn-int", args)
+    kept = ipc23_lt.train_flags("ferry", "wl-rankmu-tn-int", args)
+    assert _flag(kept, "--interval-split") == "train-plans"
+    assert ipc23_lt.train_flags("miconic", "wl-rankmu-tn", args) == ipc23_lt.CONFIGS["wl-rankmu-tn"].train
