@@ -16,7 +16,7 @@ counting the initial state.
 
 Lazy GBFS is for tasks whose states have hundreds of successors (transport, rovers, satellite): an
 expansion stores each successor as a *node* (its parent and action row, length -1: about 100 bytes
-with its open-list and table entries, where a state of a hard transport task takes kilobytes),
+with its open-list and table entries, where a stored state of a hard transport task takes about 500),
 queued under its parent's value. A popped node is written as a state (`_materialize`; dropped when
 an equal state is stored already: duplicates are found when popped, not when generated), tested
 for the goal, evaluated (a dead end then dropped) and expanded: one evaluation per expansion
