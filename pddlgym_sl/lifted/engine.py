@@ -187,6 +187,16 @@ def state_hash(zobrist, pool, lo, n):
     return h
 
 
+@njit(inline="always", **_JIT)
+def _changed_hash(zobrist, h, adds, na, dels, nd):
+    """The hash of a successor from its parent's (`h`) and the action's changes (Zobrist)."""
+    for i in range(na):
+        h += zobrist[adds[i]]
+    for i in range(nd):
+        h -= zobrist[dels[i]]
+    return h
+
+
 @njit(**_JIT)
 def _slot(st, h):
     """The first slot of hash h in the table (the high bits: the low ones of a sum are weaker)."""
@@ -335,11 +345,7 @@ def _materialize(t, st, w, s):
     )
     if na < 0:
         return -2
-    h = st.hashes[p]
-    for i in range(na):
-        h += t.zobrist[w.adds[i]]
-    for i in range(nd):
-        h -= t.zobrist[w.dels[i]]
+    h = _changed_hash(t.zobrist, st.hashes[p], w.adds, na, w.dels, nd)
     found = _find_changed(st, lo, n, w.adds, na, w.dels, nd, h)
     if found >= 0:
         return 0
@@ -450,11 +456,7 @@ def run(t, st, w, hargs, use_sym, budget, max_expansions, lazy):
             if na < 0:
                 return BROKEN
             info[GENERATED] += 1
-            h = h_parent
-            for i in range(na):
-                h += t.zobrist[w.adds[i]]
-            for i in range(nd):
-                h -= t.zobrist[w.dels[i]]
+            h = _changed_hash(t.zobrist, h_parent, w.adds, na, w.dels, nd)
             found = _find_changed(st, lo, n, w.adds, na, w.dels, nd, h)
             if found >= 0:
                 continue
