@@ -50,6 +50,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.evaluation.choices import result_directory
+from agents.evaluation.config import EvaluationConfig
 from agents.evaluation.records import evaluation_records
 from experiments import results_store
 from experiments.ipc23_field import (
@@ -303,12 +305,13 @@ def train(domain: str, config: str, args) -> Path | None:
 
 
 def out_dir(domain: str, config: str, test_set: str, args) -> Path:
-    """Where `config`'s evaluation of a test set goes: under its run, ``-bound-<b>`` for another
-    search bound, ``-lifted-lazy`` for lazy lifted search (as ``agents.evaluate`` names it)."""
-    bound, lifted = CONFIGS[config].search_bound, CONFIGS[config].lifted_search
-    suffix = "" if bound == "trained" else f"-bound-{bound}"
-    suffix += "" if lifted == "eager" else f"-lifted-{lifted}"
-    return args.runs / f"{domain}-{run_of(config)}" / "eval" / f"{test_set}{suffix}"
+    """Where `config`'s evaluation of a test set goes: under its run, named as ``agents.evaluate``
+    names it (`result_directory`: ``-bound-<b>`` for another search bound, ``-lifted-lazy``)."""
+    run_dir = args.runs / f"{domain}-{run_of(config)}"
+    search = EvaluationConfig(
+        run=run_dir, search_bound=CONFIGS[config].search_bound, lifted_search=CONFIGS[config].lifted_search
+    )
+    return result_directory(search, domain, test_set)
 
 
 def sample_size(tasks: Path, every: int) -> int:

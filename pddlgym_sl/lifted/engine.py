@@ -380,7 +380,8 @@ def run(t, st, w, hargs, use_sym, budget, max_expansions, lazy):
                 return EXHAUSTED
             if expanded >= max_expansions:
                 return PAUSED
-            w.value[0] = st.heap_key[0]
+            if lazy:  # the node's key: its parent's value, its successors' key unless it is the initial state
+                w.value[0] = st.heap_key[0]
             s = _pop(st, info)
             popped = True
         expanded += 1  # towards the slice, duplicates and dead ends too, so that a run of them pauses
